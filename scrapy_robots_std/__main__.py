@@ -1,0 +1,8 @@
+"""``python -m scrapy_robots_std``: see :mod:`scrapy_robots_std._cli`."""
+
+from __future__ import annotations
+
+from scrapy_robots_std._cli import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

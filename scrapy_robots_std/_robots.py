@@ -1,0 +1,311 @@
+"""The parsed robots.txt: parse once, then ask who may fetch what and why."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from scrapy_robots_std import _matcher, _parser
+from scrapy_robots_std._parser import RFC9309, STANDARDS, STD1994, Diagnostic, RequestRate
+
+__all__ = [
+    "Decision",
+    "Diagnostic",
+    "RequestRate",
+    "RobotsTxt",
+    "Rule",
+    "parse",
+]
+
+REASON_RULE = "rule"
+REASON_NO_MATCH = "no-matching-rule"
+REASON_NO_GROUP = "no-group"
+REASON_ROBOTS_TXT = "robots-txt"
+
+_RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
+_TOKEN_CACHE_LIMIT = 32
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One Allow or Disallow line, as written."""
+
+    line: int
+    directive: str
+    pattern: str
+    allow: bool
+    agents: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"line {self.line} {self.directive}: {self.pattern}"
+
+    @property
+    def group(self) -> str:
+        """The group's user-agent lines, joined: ``User-agent: a, b``."""
+        return "User-agent: " + ", ".join(self.agents)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict for one URL and token, and what decided it."""
+
+    allowed: bool
+    rule: Rule | None
+    reason: str
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+    def explain(self) -> str:
+        verdict = "ALLOWED" if self.allowed else "DISALLOWED"
+        if self.rule is not None:
+            rule = self.rule
+            return (
+                f'{verdict} by line {rule.line} "{rule.directive}: {rule.pattern}"'
+                f" ({rule.group})"
+            )
+        if self.reason == REASON_ROBOTS_TXT:
+            return f"{verdict}: /robots.txt is always allowed"
+        if self.reason == REASON_NO_GROUP:
+            return f"{verdict}: no group applies to this token"
+        if self.reason == REASON_NO_MATCH:
+            return f"{verdict}: no rule matched"
+        return f"{verdict}: {self.reason}"
+
+    def __str__(self) -> str:
+        return self.explain()
+
+
+class _Compiled(NamedTuple):
+    groups: tuple[_parser.Group, ...]
+    rules: _matcher.RuleSet | None
+    table: tuple[tuple[int, int, bytes, _parser.Group], ...]
+    prefixes: tuple[str, ...] = ()  # 1994: normalised patterns, in file order
+
+
+class RobotsTxt:
+    """A parsed robots.txt body.  Immutable once parsed; safe to share."""
+
+    __slots__ = ("_compiled", "_parsed", "standard")
+
+    def __init__(self, parsed: _parser.Parsed, standard: str) -> None:
+        self._parsed = parsed
+        self.standard = standard
+        self._compiled: dict[str, _Compiled] = {}
+
+    @classmethod
+    def parse(cls, body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:
+        """Parse a robots.txt body (bytes) under ``"rfc9309"`` or ``"1994"``."""
+        if standard not in STANDARDS:
+            raise ValueError(
+                f"unknown standard {standard!r}: expected one of {', '.join(STANDARDS)}"
+            )
+        if isinstance(body, (bytearray, memoryview)):
+            body = bytes(body)
+        elif not isinstance(body, bytes):
+            raise TypeError(f"robots.txt body must be bytes, not {type(body).__name__}")
+        if standard == RFC9309:
+            return cls(_parser.parse_rfc9309(body), standard)
+        return cls(_parser.parse_1994(body), standard)
+
+    # -- public queries -------------------------------------------------------
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        return tuple(self._parsed.sitemaps)
+
+    @property
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return tuple(Diagnostic(*note) for note in self._parsed.diagnostics)
+
+    @property
+    def truncated(self) -> bool:
+        return self._parsed.truncated
+
+    def allowed(self, url: str, token: str) -> bool:
+        return self._decide(url, token, with_rule=False).allowed
+
+    def decide(self, url: str, token: str) -> Decision:
+        return self._decide(url, token, with_rule=True)
+
+    def crawl_delay(self, token: str) -> float | None:
+        """Seconds between requests asked of ``token``; None when not set (or 1994)."""
+        compiled = self._compile(token)
+        if self.standard != RFC9309:
+            return None
+        return next(
+            (group.crawl_delay for group in compiled.groups if group.crawl_delay is not None),
+            None,
+        )
+
+    def request_rate(self, token: str) -> RequestRate | None:
+        """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
+        compiled = self._compile(token)
+        if self.standard != RFC9309:
+            return None
+        return next(
+            (group.request_rate for group in compiled.groups if group.request_rate is not None),
+            None,
+        )
+
+    def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
+        """The user-agent lines of every group that applies to ``token``."""
+        return tuple(tuple(group.agents) for group in self._compile(token).groups)
+
+    def __repr__(self) -> str:
+        groups = len(self._parsed.groups)
+        return f"<RobotsTxt standard={self.standard} groups={groups}>"
+
+    # -- machinery ------------------------------------------------------------
+
+    def _decide(self, url: str, token: str, with_rule: bool) -> Decision:
+        compiled = self._compiled.get(token)
+        if compiled is None:
+            compiled = self._compile(token)
+        path = _matcher.split_url(url)
+        if self.standard == RFC9309:
+            path = _matcher.path_rfc9309(path)
+            if _matcher.is_robots_txt(path):
+                return _ALLOWED_ROBOTS_TXT
+            if compiled.rules is None:
+                return _ALLOWED_NO_GROUP
+            best = compiled.rules.best(path)
+            if best is None:
+                return _ALLOWED_NO_MATCH
+            allowed = best.key[1] == 1
+            if not with_rule:
+                return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
+            return Decision(allowed, self._rule(compiled, best.rule), REASON_RULE)
+        path = _matcher.path_1994(path)
+        if _matcher.is_robots_txt(path):
+            return _ALLOWED_ROBOTS_TXT
+        if not compiled.groups:
+            return _ALLOWED_NO_GROUP
+        for index, prefix in enumerate(compiled.prefixes):
+            if path.startswith(prefix):
+                allowed = compiled.table[index][1] & 1 == _parser.ALLOW
+                if not with_rule:
+                    return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
+                return Decision(allowed, self._rule(compiled, index), REASON_RULE)
+        return _ALLOWED_NO_MATCH
+
+    def _rule(self, compiled: _Compiled, index: int) -> Rule:
+        line, code, pattern, group = compiled.table[index]
+        return Rule(
+            line=line,
+            directive=self._parsed.spellings[code >> 1],
+            pattern=_parser.decode_text(pattern),
+            allow=code & 1 == _parser.ALLOW,
+            agents=tuple(group.agents),
+        )
+
+    def _compile(self, token: str) -> _Compiled:
+        compiled = self._compiled.get(token)
+        if compiled is not None:
+            return compiled
+        if self.standard == RFC9309:
+            compiled = self._compile_rfc9309(_check_token_rfc9309(token))
+        else:
+            compiled = self._compile_1994(_check_token_1994(token))
+        if len(self._compiled) >= _TOKEN_CACHE_LIMIT:
+            self._compiled.clear()
+        self._compiled[token] = compiled
+        return compiled
+
+    def _rule_table(
+        self, groups: tuple[_parser.Group, ...]
+    ) -> tuple[tuple[int, int, bytes, _parser.Group], ...]:
+        table = [
+            (line, code, pattern, group)
+            for group in groups
+            for line, code, pattern in zip(group.lines, group.rule_codes, group.patterns())
+        ]
+        table.sort(key=lambda entry: entry[0])
+        return tuple(table)
+
+    def _compile_rfc9309(self, name: str) -> _Compiled:
+        groups = self._parsed.groups
+        chosen = tuple(group for group in groups if name in group.names)
+        if not chosen:
+            chosen = tuple(group for group in groups if group.is_global)
+        if not chosen:
+            return _Compiled((), None, ())
+        table = self._rule_table(chosen)
+        entries: list[tuple[str, _matcher.Candidate]] = []
+        for index, (line, code, value, _) in enumerate(table):
+            if not value:
+                continue  # an empty pattern matches with priority 0: it never decides
+            pattern = _matcher.normalize_rfc9309(value)
+            allow = code & 1
+            entries.append((pattern, _matcher.Candidate((len(pattern), allow, -line), index)))
+            if allow:
+                directory = _index_html_directory(pattern)
+                if directory is not None:
+                    entries.append(
+                        (directory, _matcher.Candidate((len(directory), allow, -line), index))
+                    )
+        return _Compiled(chosen, _matcher.RuleSet(entries), table)
+
+    def _compile_1994(self, robot: str) -> _Compiled:
+        groups = self._parsed.groups
+        for group in groups:
+            if any(name and name in robot for name in group.names):
+                chosen: tuple[_parser.Group, ...] = (group,)
+                break
+        else:
+            chosen = next(((group,) for group in groups if group.is_global), ())
+        # An empty value matches nothing (an empty Disallow allows all).
+        table = tuple(entry for entry in self._rule_table(chosen) if entry[2])
+        prefixes = tuple(_matcher.normalize_1994(entry[2]) for entry in table)
+        return _Compiled(chosen, None, table, prefixes)
+
+
+def _index_html_directory(pattern: str) -> str | None:
+    """``/dir/index.html`` also allows ``/dir/`` (the reference's HandleAllow)."""
+    slash = pattern.rfind("/")
+    if slash < 0 or not pattern.startswith("/index.htm", slash):
+        return None
+    return pattern[: slash + 1] + "$"
+
+
+def _check_token_rfc9309(token: str) -> str:
+    _check_token_common(token)
+    if not _RFC9309_TOKEN_RE.fullmatch(token):
+        raise ValueError(
+            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
+            " letters, '_' and '-'"
+        )
+    return token.lower()
+
+
+def _check_token_1994(token: str) -> str:
+    _check_token_common(token)
+    return token.lower()
+
+
+def _check_token_common(token: object) -> None:
+    if not isinstance(token, str):
+        raise ValueError(f"token must be a str, not {type(token).__name__}")
+    if not token:
+        raise ValueError("token must not be empty")
+    if any(char.isspace() for char in token) or "/" in token:
+        raise ValueError(
+            f"invalid token {token!r}: give the product token only"
+            " (no spaces, no '/version')"
+        )
+
+
+_ALLOWED_ROBOTS_TXT = Decision(True, None, REASON_ROBOTS_TXT)
+_ALLOWED_NO_GROUP = Decision(True, None, REASON_NO_GROUP)
+_ALLOWED_NO_MATCH = Decision(True, None, REASON_NO_MATCH)
+_ALLOWED_RULE = Decision(True, None, REASON_RULE)
+_DISALLOWED_RULE = Decision(False, None, REASON_RULE)
+
+
+def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:
+    """Shortcut for :meth:`RobotsTxt.parse`."""
+    return RobotsTxt.parse(body, standard)
+
+
+__all__ += ["RFC9309", "STD1994"]
