@@ -194,8 +194,8 @@ def _http_error_source(exc: urllib.error.HTTPError, url: str, standard: str) -> 
 
 def _fetch(url: str, standard: str) -> _Source:
     opener = urllib.request.build_opener(_RedirectHandler)
-    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     try:
+        request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
         with opener.open(request, timeout=FETCH_TIMEOUT) as response:
             status = int(response.status)
             body = _read_body(response, url)

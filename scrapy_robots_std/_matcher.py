@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import NamedTuple
 
-_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^#]*)")
+# scheme://authority then path+params+query, fragment left out.
+HTTP_URL_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+([^#]*)")
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)")
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _PERCENT_OR_HIGH_RE = re.compile(rb"%([0-9A-Fa-f]{2})|([\x80-\xff])")
@@ -30,19 +31,22 @@ def split_url(url: object) -> str:
 
     An empty path is ``/``; a query directly after the host gets a ``/``.
     """
+    match = HTTP_URL_RE.match(url) if isinstance(url, str) else None
+    if match is None:
+        raise ValueError(_url_problem(url))
+    path = match.group(1)
+    if path[:1] == "/":
+        return path
+    return "/" + path
+
+
+def _url_problem(url: object) -> str:
     if not isinstance(url, str):
-        raise ValueError(f"URL must be a str, not {type(url).__name__}")
+        return f"URL must be a str, not {type(url).__name__}"
     match = _URL_RE.match(url)
     if match is None or match.group(1).lower() not in ("http", "https"):
-        raise ValueError(f"not an absolute http(s) URL: {url!r}")
-    if not match.group(2):
-        raise ValueError(f"URL has no host: {url!r}")
-    path = match.group(3)
-    if not path:
-        return "/"
-    if path[0] != "/":
-        return "/" + path
-    return path
+        return f"not an absolute http(s) URL: {url!r}"
+    return f"URL has no host: {url!r}"
 
 
 def _rfc_escape(match: re.Match[bytes]) -> bytes:
@@ -101,11 +105,10 @@ def is_robots_txt(path: str) -> bool:
     return path.startswith("/robots.txt") and (len(path) == 11 or path[11] == "?")
 
 
-class Candidate(NamedTuple):
-    """A normalised rule: ``key`` orders candidates, the highest key decides."""
-
-    key: tuple[int, int, int]  # (priority, allow, -line)
-    rule: int  # index into the RobotsTxt's rule table
+# A candidate rule is the tuple (priority, allow, -line, rule index): the
+# highest tuple decides - longest pattern, then allow over disallow, then the
+# earliest line, as in the reference.
+Candidate = tuple[int, int, int, int]
 
 
 def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -133,8 +136,9 @@ class RuleSet:
       that is a prefix of ``plain[i]``, so the longest prefix of a path is found
       by one bisect and a short walk up that chain;
     * ``$``-anchored patterns without ``*``: a dict, exact lookup;
-    * wildcard patterns: tried in order of decreasing key, only while they
-      could still beat the best plain or exact candidate.
+    * wildcard patterns: tried in order of decreasing candidate, only while
+      they could still beat the best plain or exact one; ``needle`` (their
+      longest literal piece) rejects most paths with one substring test.
     """
 
     __slots__ = ("exact", "parents", "plain", "plain_best", "wildcards")
@@ -142,22 +146,23 @@ class RuleSet:
     def __init__(self, entries: list[tuple[str, Candidate]]) -> None:
         plain: dict[str, Candidate] = {}
         exact: dict[str, Candidate] = {}
-        wildcards: list[tuple[Candidate, tuple[str, ...], bool]] = []
+        wildcards: list[tuple[Candidate, str, tuple[str, ...], bool]] = []
         for pattern, candidate in entries:
             anchored = pattern.endswith("$")
             body = pattern[:-1] if anchored else pattern
             if "*" in body:
-                wildcards.append((candidate, tuple(body.split("*")), anchored))
+                segments = tuple(body.split("*"))
+                wildcards.append((candidate, max(segments, key=len), segments, anchored))
                 continue
             table = exact if anchored else plain
             known = table.get(body)
-            if known is None or candidate.key > known.key:
+            if known is None or candidate > known:
                 table[body] = candidate
         self.plain = sorted(plain)
         self.plain_best = [plain[pattern] for pattern in self.plain]
         self.parents = self._parents(self.plain)
         self.exact = exact
-        wildcards.sort(key=lambda item: item[0].key, reverse=True)
+        wildcards.sort(reverse=True)
         self.wildcards = wildcards
 
     @staticmethod
@@ -183,11 +188,11 @@ class RuleSet:
                 best = self.plain_best[index]
         if self.exact:
             candidate = self.exact.get(path)
-            if candidate is not None and (best is None or candidate.key > best.key):
+            if candidate is not None and (best is None or candidate > best):
                 best = candidate
-        for candidate, segments, anchored in self.wildcards:
-            if best is not None and candidate.key <= best.key:
+        for candidate, needle, segments, anchored in self.wildcards:
+            if best is not None and candidate <= best:
                 break
-            if wildcard_match(path, segments, anchored):
+            if needle in path and wildcard_match(path, segments, anchored):
                 return candidate
         return best

@@ -32,16 +32,31 @@ MAX_LINE_BYTES = 16_663
 DISALLOW = 0
 ALLOW = 1
 
-# Diagnostic kinds.
-MISSPELLING = "misspelling"
-MISSING_COLON = "missing-colon"
-OUTSIDE_GROUP = "rule-outside-group"
-UNKNOWN_FIELD = "unknown-field"
-LINE_CUT = "line-cut"
-BODY_CUT = "body-cut"
-INVALID_VALUE = "invalid-value"
-NO_COLON = "no-colon"
-IGNORED_LINE = "ignored-line"
+# Diagnostic kinds: (name, message template).
+_NOTES = (
+    ("body-cut", "body longer than 512000 bytes: the rest (and its partial last line) ignored"),
+    ("line-cut", "line longer than 16663 bytes was cut"),
+    ("misspelling", "misspelling {!r} accepted"),
+    ("missing-colon", "missing ':' after {} accepted"),
+    ("rule-outside-group", "{} line before any User-agent line ignored"),
+    ("unknown-field", "unknown field {!r} ignored"),
+    ("invalid-value", "{} ignored"),
+    ("no-colon", "line without ':' ignored"),
+    ("ignored-line", "line without a key and a value ignored"),
+)
+(
+    BODY_CUT,
+    LINE_CUT,
+    MISSPELLING,
+    MISSING_COLON,
+    OUTSIDE_GROUP,
+    UNKNOWN_FIELD,
+    INVALID_VALUE,
+    NO_COLON,
+    IGNORED_LINE,
+) = range(len(_NOTES))
+_NOTE_KINDS = tuple(name for name, _ in _NOTES)
+_NOTE_TEXT = tuple(text for _, text in _NOTES)
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -61,43 +76,21 @@ class Diagnostic:
 class Group:
     """One group (rfc9309) or record (1994): its user-agent lines and rules.
 
-    Rules are kept compactly, because a crawl may hold tens of thousands of
-    parsed files: line numbers in an ``array``, the directive's kind and
-    spelling in a second one, and all patterns joined by ``\\n`` in one bytes
-    object (a value can never contain a line break).
+    The rules themselves live in the file-wide tables of :class:`Parsed`; a
+    group's rules are always one contiguous run ``start:end`` there, because a
+    group only ends where the next one starts.
     """
 
-    __slots__ = (
-        "agents",
-        "crawl_delay",
-        "first_line",
-        "is_global",
-        "lines",
-        "names",
-        "request_rate",
-        "rule_codes",
-        "rule_patterns",
-    )
+    __slots__ = ("agents", "crawl_delay", "end", "is_global", "names", "request_rate", "start")
 
-    def __init__(self, first_line: int) -> None:
-        self.first_line = first_line
+    def __init__(self, start: int) -> None:
         self.agents: list[str] = []
-        self.names: set[str] = set()
+        self.names: list[str] = []
         self.is_global = False
-        self.lines = array("i")
-        self.rule_codes = array("H")
-        self.rule_patterns: bytes | list[bytes] = []
+        self.start = start
+        self.end = start
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
-
-    def patterns(self) -> list[bytes]:
-        if isinstance(self.rule_patterns, list):
-            return self.rule_patterns
-        return self.rule_patterns.split(b"\n")
-
-    def freeze(self) -> None:
-        if isinstance(self.rule_patterns, list):
-            self.rule_patterns = b"\n".join(self.rule_patterns)
 
 
 class RequestRate(NamedTuple):
@@ -133,13 +126,74 @@ def parse_rate(value: bytes) -> RequestRate | None:
     return RequestRate(requests, seconds)
 
 
-@dataclass
+# Spellings of Allow/Disallow keys seen so far ("Disallow", "disallow",
+# "Dissallow"...), shared by every parsed file so a rule stores a small number
+# instead of a string.  Bounded against hostile input: past the limit a new
+# spelling is reported in its canonical form.
+_SPELLINGS: list[str] = ["Disallow", "Allow"]
+_SPELLING_IDS: dict[str, int] = {"Disallow": 0, "Allow": 1}
+_SPELLING_LIMIT = 4096
+
+
+def _spelling_id(written: str, kind: int) -> int:
+    found = _SPELLING_IDS.get(written)
+    if found is None:
+        if len(_SPELLINGS) >= _SPELLING_LIMIT:
+            return kind
+        found = _SPELLING_IDS[written] = len(_SPELLINGS)
+        _SPELLINGS.append(written)
+    return found
+
+
 class Parsed:
-    groups: list[Group]
-    sitemaps: list[str]
-    spellings: list[str]
-    diagnostics: list[tuple[int, str, str]]
-    truncated: bool
+    """Everything read from one body, in compact tables.
+
+    Rule ``i`` is at line ``rule_lines[i]``; ``rule_codes[i]`` holds its kind
+    (bit 0: allow) and the id of its key's spelling; its pattern is the
+    ``i``-th item of ``rule_values.split(b"\\n")`` (a value never holds a line
+    break).  Notes are kept as kind numbers and turned into text on demand.
+    """
+
+    __slots__ = (
+        "groups",
+        "note_details",
+        "note_kinds",
+        "note_lines",
+        "rule_codes",
+        "rule_lines",
+        "rule_values",
+        "sitemaps",
+        "truncated",
+    )
+
+    def __init__(self) -> None:
+        self.groups: list[Group] = []
+        self.rule_lines = array("i")
+        self.rule_codes = array("H")
+        self.rule_values: bytes = b""
+        self.sitemaps: list[str] = []
+        self.note_lines = array("i")
+        self.note_kinds = array("B")
+        self.note_details: list[str] = []
+        self.truncated = False
+
+    def note(self, line: int, kind: int, detail: str = "") -> None:
+        self.note_lines.append(line)
+        self.note_kinds.append(kind)
+        self.note_details.append(detail)
+
+    def values(self) -> list[bytes]:
+        return self.rule_values.split(b"\n") if self.rule_lines else []
+
+    def directive(self, index: int) -> str:
+        return _SPELLINGS[self.rule_codes[index] >> 1]
+
+    def diagnostics(self) -> list[Diagnostic]:
+        notes = sorted(zip(self.note_lines, self.note_kinds, self.note_details))
+        return [
+            Diagnostic(line, _NOTE_KINDS[kind], _NOTE_TEXT[kind].format(detail))
+            for line, kind, detail in notes
+        ]
 
 
 def decode_text(value: bytes) -> str:
@@ -170,7 +224,8 @@ def prepare_body(body: bytes) -> tuple[bytes, bool]:
     return body, truncated
 
 
-def _cut_long_lines(text: bytes, notes: list[tuple[int, str, str]]) -> bytes:
+
+def _cut_long_lines(text: bytes, parsed: Parsed) -> bytes:
     if len(text) <= MAX_LINE_BYTES:
         return text
     lines = text.split(b"\n")
@@ -179,19 +234,19 @@ def _cut_long_lines(text: bytes, notes: list[tuple[int, str, str]]) -> bytes:
     for index, line in enumerate(lines):
         if len(line) > MAX_LINE_BYTES:
             lines[index] = line[:MAX_LINE_BYTES]
-            notes.append(
-                (index + 1, LINE_CUT, f"line longer than {MAX_LINE_BYTES} bytes was cut")
-            )
+            parsed.note(index + 1, LINE_CUT)
     return b"\n".join(lines)
 
 
 # One row per line: (key, value, other).  ``key`` is set for "<key>:<value>"
-# lines, ``other`` for lines with text but no colon before a comment, and all
-# three are empty for blank and comment-only lines.  Every quantifier is
-# greedy and bounded by the line, so the cost is linear in the line length.
+# lines (value without surrounding whitespace), ``other`` for lines with text
+# but no colon before a comment, and all three are empty for blank and
+# comment-only lines.  A NUL octet ends the line, as in the reference (which
+# works on C strings).  Every quantifier is greedy and bounded by the line, so
+# the cost stays linear in the line length whatever the input.
 _ROW_RE = re.compile(
     rb"^[ \t\v\f]*(?:"
-    rb"([^:#\n\x00]*):[ \t\v\f]*([^#\n\x00]*)[^\n]*"
+    rb"([^:#\n\x00]*):[ \t\v\f]*((?:[^#\n\x00]*[^#\n\x00 \t\v\f])?)[^\n]*"
     rb"|(?:[#\x00][^\n]*)?"
     rb"|([^\n]*)"
     rb")$",
@@ -200,54 +255,54 @@ _ROW_RE = re.compile(
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 
-_UA, _ALLOW, _DISALLOW, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN = range(7)
+# Key types.  Disallow and Allow are 0 and 1, the rule kinds.
+_UA, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN = range(2, 7)
 
-_RFC_TYPO_PREFIXES = (
-    (b"useragent", _UA),
-    (b"user agent", _UA),
-    (b"dissallow", _DISALLOW),
-    (b"dissalow", _DISALLOW),
-    (b"disalow", _DISALLOW),
-    (b"diasllow", _DISALLOW),
-    (b"disallaw", _DISALLOW),
-    (b"site-map", _SITEMAP),
-)
+_DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
 
 
-def _classify_rfc9309(raw_key: bytes) -> tuple[int, str, bool]:
-    """Key -> (type, key as written, accepted misspelling), the reference's way."""
+class _Key(NamedTuple):
+    type: int
+    written: str  # the key as written, without surrounding whitespace
+    typo: bool  # an accepted misspelling
+    code: int  # for rules: spelling id << 1 | kind
+
+
+def _classify_rfc9309(raw_key: bytes) -> _Key:
+    """The reference's Key::Parse: same order, prefix tests, accepted typos."""
     key = raw_key.rstrip()
     lower = key.lower()
     written = decode_text(key)
-    # Same order and prefix tests as the reference's Key::Parse.
+    key_type, typo = _UNKNOWN, False
     if lower.startswith(b"user-agent"):
-        return _UA, written, False
-    if lower.startswith((b"useragent", b"user agent")):
-        return _UA, written, True
-    if lower.startswith(b"allow"):
-        return _ALLOW, written, False
-    if lower.startswith(b"disallow"):
-        return _DISALLOW, written, False
-    for prefix, key_type in _RFC_TYPO_PREFIXES:
-        if key_type == _DISALLOW and lower.startswith(prefix):
-            return _DISALLOW, written, True
-    if lower.startswith(b"sitemap"):
-        return _SITEMAP, written, False
-    if lower.startswith(b"site-map"):
-        return _SITEMAP, written, True
-    # Not rules in the reference (it reports them as unknown), but we read them.
-    if lower.startswith(b"crawl-delay"):
-        return _CRAWL_DELAY, written, False
-    if lower.startswith(b"request-rate"):
-        return _REQUEST_RATE, written, False
-    return _UNKNOWN, written, False
+        key_type = _UA
+    elif lower.startswith((b"useragent", b"user agent")):
+        key_type, typo = _UA, True
+    elif lower.startswith(b"allow"):
+        key_type = ALLOW
+    elif lower.startswith(b"disallow"):
+        key_type = DISALLOW
+    elif lower.startswith(_DISALLOW_TYPOS):
+        key_type, typo = DISALLOW, True
+    elif lower.startswith(b"sitemap"):
+        key_type = _SITEMAP
+    elif lower.startswith(b"site-map"):
+        key_type, typo = _SITEMAP, True
+    # The reference reports these two as unknown keys; we read them for
+    # politeness, and they never change which rules apply.
+    elif lower.startswith(b"crawl-delay"):
+        key_type = _CRAWL_DELAY
+    elif lower.startswith(b"request-rate"):
+        key_type = _REQUEST_RATE
+    code = _spelling_id(written, key_type) << 1 | key_type if key_type <= ALLOW else 0
+    return _Key(key_type, written, typo, code)
 
 
-_KEY_CACHE: dict[bytes, tuple[int, str, bool]] = {}
+_KEY_CACHE: dict[bytes, _Key] = {}
 _KEY_CACHE_LIMIT = 4096
 
 
-def _key_type(raw_key: bytes) -> tuple[int, str, bool]:
+def _key_rfc9309(raw_key: bytes) -> _Key:
     found = _KEY_CACHE.get(raw_key)
     if found is None:
         found = _classify_rfc9309(raw_key)
@@ -256,198 +311,172 @@ def _key_type(raw_key: bytes) -> tuple[int, str, bool]:
     return found
 
 
-def _agent_name(value: bytes) -> str | None:
-    """The part of a user-agent value that is compared: leading [A-Za-z_-]+.
+_AGENT_NAME_RE = re.compile(rb"[A-Za-z_-]*")
 
-    Returns None for the global group (``*``, or ``*`` followed by a space).
+
+def agent_name_rfc9309(value: bytes) -> str | None:
+    """What the reference compares of a user-agent value: its leading [A-Za-z_-]+.
+
+    None for the global group: ``*`` alone or followed by whitespace.
     """
     if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
         return None
     match = _AGENT_NAME_RE.match(value)
-    return match.group().decode("ascii").lower() if match else ""
+    assert match is not None  # the pattern matches the empty string
+    return match.group().decode("ascii").lower()
 
 
-_AGENT_NAME_RE = re.compile(rb"[A-Za-z_-]+")
-
-
-class _Builder:
-    """Collects groups, sitemaps and diagnostics while lines are read."""
-
-    def __init__(self, truncated: bool, notes: list[tuple[int, str, str]]) -> None:
-        self.groups: list[Group] = []
-        self.sitemaps: list[str] = []
-        self.spellings: list[str] = ["Disallow", "Allow"]
-        self.spelling_index: dict[str, int] = {"Disallow": 0, "Allow": 1}
-        self.notes = notes
-        self.truncated = truncated
-        self.group: Group | None = None
-        self.in_rules = False
-
-    def spelling(self, written: str) -> int:
-        index = self.spelling_index.get(written)
-        if index is None:
-            index = len(self.spellings)
-            if index > 0xFFFF:  # cannot happen within 500 KiB, but stay safe
-                index = 0
-            else:
-                self.spellings.append(written)
-                self.spelling_index[written] = index
-        return index
-
-    def user_agent(self, line: int, value: bytes, name: str | None) -> Group:
-        group = self.group
-        if group is None or self.in_rules:
-            group = self.group = Group(line)
-            self.groups.append(group)
-            self.in_rules = False
-        group.agents.append(decode_text(value))
-        if name is None:
-            group.is_global = True
-        elif name:
-            group.names.add(name)
-        return group
-
-    def rule(self, line: int, kind: int, written: str, value: bytes) -> None:
-        group = self.group
-        if group is None:
-            self.notes.append(
-                (line, OUTSIDE_GROUP, f"{written} line before any User-agent line ignored")
-            )
-            return
-        self.in_rules = True
-        group.lines.append(line)
-        group.rule_codes.append(self.spelling(written) << 1 | kind)
-        patterns = group.rule_patterns
-        assert isinstance(patterns, list)
-        patterns.append(value)
-
-    def group_value(
-        self,
-        line: int,
-        written: str,
-        value: bytes,
-        field: str,
-        convert: Callable[[bytes], object],
-    ) -> None:
-        group = self.group
-        if group is None:
-            self.notes.append(
-                (line, OUTSIDE_GROUP, f"{written} line before any User-agent line ignored")
-            )
-            return
-        converted = convert(value)
-        if converted is None:
-            self.notes.append(
-                (line, INVALID_VALUE, f"{written} value {decode_text(value)!r} ignored")
-            )
-        elif getattr(group, field) is None:
-            # The first usable value of a group counts.
-            setattr(group, field, converted)
-
-    def finish(self) -> Parsed:
-        for group in self.groups:
-            group.freeze()
-        if self.truncated:
-            self.notes.append(
-                (
-                    0,
-                    BODY_CUT,
-                    f"body longer than {MAX_BODY_BYTES} bytes: the rest was not parsed",
-                )
-            )
-        self.notes.sort(key=lambda note: note[0])
-        return Parsed(self.groups, self.sitemaps, self.spellings, self.notes, self.truncated)
-
-
-def parse_rfc9309(body: bytes) -> Parsed:
-    text, truncated = prepare_body(body)
-    notes: list[tuple[int, str, str]] = []
-    text = _cut_long_lines(text, notes)
-    builder = _Builder(truncated, notes)
-    rows = _ROW_RE.findall(text)
-    if len(rows) != text.count(b"\n") + 1:  # pragma: no cover - regex invariant
-        rows = [_ROW_RE.match(line).groups() for line in text.split(b"\n")]  # type: ignore[union-attr]
-    for line, (key, value, other) in enumerate(rows, 1):
-        if key:
-            key_type, written, typo = _key_type(key)
-            if not written:
-                continue  # ": value" - the reference ignores an empty key
-        elif other:
-            other = other.split(b"#", 1)[0].split(b"\x00", 1)[0].strip()
-            match = _NO_COLON_RE.fullmatch(other)
-            if match is None:
-                if other:
-                    notes.append((line, IGNORED_LINE, "line without a key and value ignored"))
-                continue
-            key, value = match.groups()
-            key_type, written, typo = _key_type(key)
-            notes.append((line, MISSING_COLON, f"missing ':' after {written} accepted"))
-        else:
-            continue
-        if typo:
-            notes.append((line, MISSPELLING, f"misspelling {written!r} accepted"))
-        value = value.rstrip()
-        if key_type == _DISALLOW or key_type == _ALLOW:
-            builder.rule(line, DISALLOW if key_type == _DISALLOW else ALLOW, written, value)
-        elif key_type == _UA:
-            builder.user_agent(line, value, _agent_name(value))
-        elif key_type == _SITEMAP:
-            if value:
-                builder.sitemaps.append(decode_text(value))
-        elif key_type == _CRAWL_DELAY:
-            builder.group_value(line, written, value, "crawl_delay", parse_delay)
-        elif key_type == _REQUEST_RATE:
-            builder.group_value(line, written, value, "request_rate", parse_rate)
-        else:
-            notes.append((line, UNKNOWN_FIELD, f"unknown field {written!r} ignored"))
-    return builder.finish()
-
-
-_1994_FIELDS = {
-    b"user-agent": _UA,
-    b"disallow": _DISALLOW,
-    b"allow": _ALLOW,
-    b"sitemap": _SITEMAP,
-}
-
-
-def _agent_name_1994(value: bytes) -> str | None:
-    """Agent value with version information dropped, lower-cased; None for ``*``."""
+def agent_name_1994(value: bytes) -> str | None:
+    """Agent value with version information (from ``/``) dropped; None for ``*``."""
     name = value.split(b"/", 1)[0].strip()
     if name == b"*":
         return None
     return decode_text(name).lower()
 
 
-def parse_1994(body: bytes) -> Parsed:
+class _Builder:
+    """Assembles a :class:`Parsed` while lines are read, in file order."""
+
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+        self.values: list[bytes] = []
+        self.group: Group | None = None
+
+    def end_group(self) -> None:
+        if self.group is not None:
+            self.group.end = len(self.values)
+        self.group = None
+
+    def user_agent(self, value: bytes, name: str | None) -> None:
+        group = self.group
+        # Consecutive user-agent lines share one group; one that follows a
+        # rule of the group starts the next group.
+        if group is None or len(self.values) > group.start:
+            self.end_group()
+            group = self.group = Group(len(self.values))
+            self.parsed.groups.append(group)
+        group.agents.append(decode_text(value))
+        if name is None:
+            group.is_global = True
+        elif name and name not in group.names:
+            group.names.append(name)
+
+    def rule(self, line: int, key: _Key, value: bytes) -> None:
+        if self.group is None:
+            self.parsed.note(line, OUTSIDE_GROUP, key.written)
+            return
+        self.parsed.rule_lines.append(line)
+        self.parsed.rule_codes.append(key.code)
+        self.values.append(value)
+
+    def group_value(
+        self, line: int, key: _Key, value: bytes, convert: Callable[[bytes], object]
+    ) -> None:
+        group = self.group
+        if group is None:
+            self.parsed.note(line, OUTSIDE_GROUP, key.written)
+            return
+        converted = convert(value)
+        field = "crawl_delay" if key.type == _CRAWL_DELAY else "request_rate"
+        if converted is None:
+            self.parsed.note(line, INVALID_VALUE, f"{key.written} value {decode_text(value)!r}")
+        elif getattr(group, field) is None:
+            setattr(group, field, converted)  # the first usable value counts
+
+    def finish(self) -> Parsed:
+        self.end_group()
+        parsed = self.parsed
+        parsed.rule_values = b"\n".join(self.values)
+        if parsed.truncated:
+            parsed.note(0, BODY_CUT)
+        return parsed
+
+
+def _start(body: bytes) -> tuple[bytes, _Builder]:
     text, truncated = prepare_body(body)
-    notes: list[tuple[int, str, str]] = []
-    text = _cut_long_lines(text, notes)
-    builder = _Builder(truncated, notes)
+    parsed = Parsed()
+    parsed.truncated = truncated
+    return _cut_long_lines(text, parsed), _Builder(parsed)
+
+
+def parse_rfc9309(body: bytes) -> Parsed:
+    text, builder = _start(body)
+    parsed = builder.parsed
+    note = parsed.note
+    rows = _ROW_RE.findall(text)
+    if len(rows) != text.count(b"\n") + 1:  # pragma: no cover - a regex invariant
+        raise AssertionError("robots.txt line split went wrong")
+    # The hot loop: most lines are rules, appended inline.
+    rule_lines = parsed.rule_lines.append
+    rule_codes = parsed.rule_codes.append
+    add_value = builder.values.append
+    cache = _KEY_CACHE
+    for line, (raw_key, value, other) in enumerate(rows, 1):
+        if raw_key:
+            key_type, written, typo, code = cache.get(raw_key) or _key_rfc9309(raw_key)
+        elif other:
+            other = other.split(b"#", 1)[0].split(b"\x00", 1)[0].strip()
+            match = _NO_COLON_RE.fullmatch(other)
+            if match is None:
+                if other:
+                    note(line, IGNORED_LINE)
+                continue
+            raw_key, value = match.groups()
+            key_type, written, typo, code = _key_rfc9309(raw_key)
+            note(line, MISSING_COLON, written)
+        else:
+            continue
+        if typo:
+            note(line, MISSPELLING, written)
+        if key_type <= ALLOW:
+            if builder.group is None:
+                note(line, OUTSIDE_GROUP, written)
+                continue
+            rule_lines(line)
+            rule_codes(code)
+            add_value(value)
+        elif key_type == _UA:
+            builder.user_agent(value, agent_name_rfc9309(value))
+        elif key_type == _SITEMAP:
+            if value:
+                parsed.sitemaps.append(decode_text(value))
+        elif key_type == _CRAWL_DELAY or key_type == _REQUEST_RATE:
+            convert = parse_delay if key_type == _CRAWL_DELAY else parse_rate
+            builder.group_value(line, _Key(key_type, written, typo, code), value, convert)
+        elif written:  # an empty key (": value") is ignored, as in the reference
+            note(line, UNKNOWN_FIELD, written)
+    return builder.finish()
+
+
+_1994_FIELDS = {b"user-agent": _UA, b"disallow": DISALLOW, b"allow": ALLOW, b"sitemap": _SITEMAP}
+
+
+def parse_1994(body: bytes) -> Parsed:
+    text, builder = _start(body)
+    parsed = builder.parsed
     for line, raw in enumerate(text.split(b"\n"), 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
-            # A blank line ends the record; rules after it belong to none.
-            builder.group = None
-            builder.in_rules = False
+            builder.end_group()  # a blank line ends the record
             continue
         content = content.split(b"#", 1)[0].strip()
         if not content:
-            continue  # comment-only lines are not blank
-        key, colon, value = content.partition(b":")
-        written = decode_text(key.strip())
+            continue  # a comment-only line is not blank
+        raw_key, colon, value = content.partition(b":")
         if not colon:
-            notes.append((line, NO_COLON, "line without ':' ignored"))
+            parsed.note(line, NO_COLON)
             continue
         value = value.strip()
-        key_type = _1994_FIELDS.get(key.strip().lower(), _UNKNOWN)
-        if key_type == _DISALLOW or key_type == _ALLOW:
-            builder.rule(line, DISALLOW if key_type == _DISALLOW else ALLOW, written, value)
+        written = decode_text(raw_key.strip())
+        key_type = _1994_FIELDS.get(raw_key.strip().lower(), _UNKNOWN)
+        if key_type <= ALLOW:
+            code = _spelling_id(written, key_type) << 1 | key_type
+            builder.rule(line, _Key(key_type, written, False, code), value)
         elif key_type == _UA:
-            builder.user_agent(line, value, _agent_name_1994(value))
+            builder.user_agent(value, agent_name_1994(value))
         elif key_type == _SITEMAP:
             if value:
-                builder.sitemaps.append(decode_text(value))
+                parsed.sitemaps.append(decode_text(value))
         else:
-            notes.append((line, UNKNOWN_FIELD, f"unknown field {written!r} ignored"))
+            parsed.note(line, UNKNOWN_FIELD, written)
     return builder.finish()

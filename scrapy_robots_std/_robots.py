@@ -23,6 +23,7 @@ REASON_NO_MATCH = "no-matching-rule"
 REASON_NO_GROUP = "no-group"
 REASON_ROBOTS_TXT = "robots-txt"
 
+_HTTP_URL_RE = _matcher.HTTP_URL_RE
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 _TOKEN_CACHE_LIMIT = 32
 
@@ -78,10 +79,14 @@ class Decision:
 
 
 class _Compiled(NamedTuple):
+    """What one token needs: its groups and their rules, ready to match."""
+
     groups: tuple[_parser.Group, ...]
-    rules: _matcher.RuleSet | None
-    table: tuple[tuple[int, int, bytes, _parser.Group], ...]
-    prefixes: tuple[str, ...] = ()  # 1994: normalised patterns, in file order
+    rules: _matcher.RuleSet | None  # rfc9309
+    prefixes: tuple[tuple[str, int], ...] = ()  # 1994: (pattern, rule index) in file order
+
+
+_NO_GROUP = _Compiled((), None)
 
 
 class RobotsTxt:
@@ -117,14 +122,30 @@ class RobotsTxt:
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
-        return tuple(Diagnostic(*note) for note in self._parsed.diagnostics)
+        return tuple(self._parsed.diagnostics())
 
     @property
     def truncated(self) -> bool:
         return self._parsed.truncated
 
     def allowed(self, url: str, token: str) -> bool:
-        return self._decide(url, token, with_rule=False).allowed
+        if self.standard != RFC9309:
+            return self._decide(url, token, with_rule=False).allowed
+        # The hot path of a crawl: _decide() inlined, without building a Decision.
+        compiled = self._compiled.get(token) or self._compile(token)
+        match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
+        if match is None:
+            return self._decide(url, token, with_rule=False).allowed  # raises ValueError
+        path = match.group(1)
+        if path[:1] != "/":
+            path = "/" + path
+        if "%" in path or not path.isascii():
+            path = _matcher.path_rfc9309(path)
+        rules = compiled.rules
+        if rules is None or path.startswith("/robots.txt") and _matcher.is_robots_txt(path):
+            return True
+        best = rules.best(path)
+        return best is None or best[1] == 1
 
     def decide(self, url: str, token: str) -> Decision:
         return self._decide(url, token, with_rule=True)
@@ -160,9 +181,7 @@ class RobotsTxt:
     # -- machinery ------------------------------------------------------------
 
     def _decide(self, url: str, token: str, with_rule: bool) -> Decision:
-        compiled = self._compiled.get(token)
-        if compiled is None:
-            compiled = self._compile(token)
+        compiled = self._compiled.get(token) or self._compile(token)
         path = _matcher.split_url(url)
         if self.standard == RFC9309:
             path = _matcher.path_rfc9309(path)
@@ -173,29 +192,29 @@ class RobotsTxt:
             best = compiled.rules.best(path)
             if best is None:
                 return _ALLOWED_NO_MATCH
-            allowed = best.key[1] == 1
-            if not with_rule:
-                return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
-            return Decision(allowed, self._rule(compiled, best.rule), REASON_RULE)
-        path = _matcher.path_1994(path)
-        if _matcher.is_robots_txt(path):
-            return _ALLOWED_ROBOTS_TXT
-        if not compiled.groups:
-            return _ALLOWED_NO_GROUP
-        for index, prefix in enumerate(compiled.prefixes):
-            if path.startswith(prefix):
-                allowed = compiled.table[index][1] & 1 == _parser.ALLOW
-                if not with_rule:
-                    return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
-                return Decision(allowed, self._rule(compiled, index), REASON_RULE)
-        return _ALLOWED_NO_MATCH
+            allowed, index = best[1] == 1, best[3]
+        else:
+            path = _matcher.path_1994(path)
+            if _matcher.is_robots_txt(path):
+                return _ALLOWED_ROBOTS_TXT
+            if not compiled.groups:
+                return _ALLOWED_NO_GROUP
+            index = next((i for prefix, i in compiled.prefixes if path.startswith(prefix)), -1)
+            if index < 0:
+                return _ALLOWED_NO_MATCH
+            allowed = self._parsed.rule_codes[index] & 1 == _parser.ALLOW
+        if not with_rule:
+            return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
+        return Decision(allowed, self._rule(index), REASON_RULE)
 
-    def _rule(self, compiled: _Compiled, index: int) -> Rule:
-        line, code, pattern, group = compiled.table[index]
+    def _rule(self, index: int) -> Rule:
+        parsed = self._parsed
+        group = next(g for g in parsed.groups if g.start <= index < g.end)
+        code = parsed.rule_codes[index]
         return Rule(
-            line=line,
-            directive=self._parsed.spellings[code >> 1],
-            pattern=_parser.decode_text(pattern),
+            line=parsed.rule_lines[index],
+            directive=parsed.directive(index),
+            pattern=_parser.decode_text(parsed.values()[index]),
             allow=code & 1 == _parser.ALLOW,
             agents=tuple(group.agents),
         )
@@ -213,16 +232,12 @@ class RobotsTxt:
         self._compiled[token] = compiled
         return compiled
 
-    def _rule_table(
-        self, groups: tuple[_parser.Group, ...]
-    ) -> tuple[tuple[int, int, bytes, _parser.Group], ...]:
-        table = [
-            (line, code, pattern, group)
-            for group in groups
-            for line, code, pattern in zip(group.lines, group.rule_codes, group.patterns())
-        ]
-        table.sort(key=lambda entry: entry[0])
-        return tuple(table)
+    def _rules_of(self, groups: tuple[_parser.Group, ...]) -> list[tuple[int, int, bytes]]:
+        """(rule index, code, pattern bytes) of the groups' rules, in file order."""
+        parsed = self._parsed
+        values = parsed.values()
+        codes = parsed.rule_codes
+        return [(index, codes[index], values[index]) for g in groups for index in range(g.start, g.end)]
 
     def _compile_rfc9309(self, name: str) -> _Compiled:
         groups = self._parsed.groups
@@ -230,22 +245,20 @@ class RobotsTxt:
         if not chosen:
             chosen = tuple(group for group in groups if group.is_global)
         if not chosen:
-            return _Compiled((), None, ())
-        table = self._rule_table(chosen)
+            return _NO_GROUP
+        lines = self._parsed.rule_lines
         entries: list[tuple[str, _matcher.Candidate]] = []
-        for index, (line, code, value, _) in enumerate(table):
+        for index, code, value in self._rules_of(chosen):
             if not value:
                 continue  # an empty pattern matches with priority 0: it never decides
             pattern = _matcher.normalize_rfc9309(value)
             allow = code & 1
-            entries.append((pattern, _matcher.Candidate((len(pattern), allow, -line), index)))
+            entries.append((pattern, (len(pattern), allow, -lines[index], index)))
             if allow:
                 directory = _index_html_directory(pattern)
                 if directory is not None:
-                    entries.append(
-                        (directory, _matcher.Candidate((len(directory), allow, -line), index))
-                    )
-        return _Compiled(chosen, _matcher.RuleSet(entries), table)
+                    entries.append((directory, (len(directory), allow, -lines[index], index)))
+        return _Compiled(chosen, _matcher.RuleSet(entries))
 
     def _compile_1994(self, robot: str) -> _Compiled:
         groups = self._parsed.groups
@@ -255,10 +268,15 @@ class RobotsTxt:
                 break
         else:
             chosen = next(((group,) for group in groups if group.is_global), ())
+        if not chosen:
+            return _NO_GROUP
         # An empty value matches nothing (an empty Disallow allows all).
-        table = tuple(entry for entry in self._rule_table(chosen) if entry[2])
-        prefixes = tuple(_matcher.normalize_1994(entry[2]) for entry in table)
-        return _Compiled(chosen, None, table, prefixes)
+        prefixes = tuple(
+            (_matcher.normalize_1994(value), index)
+            for index, _, value in self._rules_of(chosen)
+            if value
+        )
+        return _Compiled(chosen, None, prefixes)
 
 
 def _index_html_directory(pattern: str) -> str | None:
