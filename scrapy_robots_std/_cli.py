@@ -136,7 +136,9 @@ def _read_file(source: str) -> _Source:
         return _Source(sys.stdin.buffer.read(MAX_BYTES + 1))
     if "://" in source:
         scheme = source.split("://", 1)[0]
-        raise CliError(f"unsupported robots.txt URL scheme {scheme!r} (use http or https)")
+        raise CliError(
+            f"unsupported robots.txt URL scheme {scheme!r} (use http or https)"
+        )
     try:
         with Path(source).open("rb") as f:
             return _Source(f.read(MAX_BYTES + 1))
@@ -187,7 +189,9 @@ def _http_error_source(exc: urllib.error.HTTPError, url: str, standard: str) -> 
                 disallow_all=True,
             )
         return _Source(
-            b"", code, f"{url}: HTTP {code}; treated as an empty robots.txt (everything allowed)"
+            b"",
+            code,
+            f"{url}: HTTP {code}; treated as an empty robots.txt (everything allowed)",
         )
     raise CliError(f"cannot fetch {url}: unexpected HTTP status {code}")
 
@@ -207,7 +211,9 @@ def _fetch(url: str, standard: str) -> _Source:
         text = reason if isinstance(reason, str) else _one_line(reason)
         raise CliError(f"cannot fetch {url}: {text}") from None
     except TimeoutError:
-        raise CliError(f"cannot fetch {url}: timed out after {FETCH_TIMEOUT:g} s") from None
+        raise CliError(
+            f"cannot fetch {url}: timed out after {FETCH_TIMEOUT:g} s"
+        ) from None
     except (OSError, http.client.HTTPException, ValueError) as exc:
         raise CliError(f"cannot fetch {url}: {_one_line(exc)}") from None
     return _Source(body, status)
@@ -234,7 +240,9 @@ def _validate(standard: str, token: str, urls: Sequence[str]) -> None:
     try:
         empty = RobotsTxt.parse(b"", standard=standard)
     except ValueError:
-        raise CliError(f"unknown standard {standard!r}; expected {_STANDARDS}") from None
+        raise CliError(
+            f"unknown standard {standard!r}; expected {_STANDARDS}"
+        ) from None
     try:
         empty.decide("http://example.com/", token)
     except ValueError as exc:

@@ -18,10 +18,13 @@ import re
 from bisect import bisect_right
 
 # scheme://authority then path+params+query, fragment left out.
-HTTP_URL_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+([^#]*)")
-_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)")
+# A ';' ends the authority too, as in the reference's GetPathParamsQuery.
+HTTP_URL_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^/?#;]+([^#]*)")
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#;]*)")
 
-_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_UNRESERVED = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+)
 _PERCENT_OR_HIGH_RE = re.compile(rb"%([0-9A-Fa-f]{2})|([\x80-\xff])")
 _PERCENT_RE = re.compile(rb"%([0-9A-Fa-f]{2})")
 
@@ -146,22 +149,31 @@ class RuleSet:
     def __init__(self, entries: list[tuple[str, Candidate]]) -> None:
         plain: dict[str, Candidate] = {}
         exact: dict[str, Candidate] = {}
-        wildcards: list[tuple[Candidate, str, tuple[str, ...], bool]] = []
+        wildcard: dict[str, Candidate] = {}
         for pattern, candidate in entries:
-            anchored = pattern.endswith("$")
-            body = pattern[:-1] if anchored else pattern
-            if "*" in body:
-                segments = tuple(body.split("*"))
-                wildcards.append((candidate, max(segments, key=len), segments, anchored))
-                continue
-            table = exact if anchored else plain
-            known = table.get(body)
+            if "*" in pattern:
+                table = wildcard
+            elif pattern.endswith("$"):
+                table, pattern = exact, pattern[:-1]
+            else:
+                table = plain
+            # The same pattern twice: only the better candidate can ever decide.
+            known = table.get(pattern)
             if known is None or candidate > known:
-                table[body] = candidate
+                table[pattern] = candidate
         self.plain = sorted(plain)
         self.plain_best = [plain[pattern] for pattern in self.plain]
         self.parents = self._parents(self.plain)
         self.exact = exact
+        wildcards = []
+        for pattern, candidate in wildcard.items():
+            anchored = pattern.endswith("$")
+            segments = tuple((pattern[:-1] if anchored else pattern).split("*"))
+            suffix = segments[-1] if anchored else ""
+            needle = max(segments, key=len)
+            wildcards.append(
+                (candidate, segments[0], suffix, needle, segments, anchored)
+            )
         wildcards.sort(reverse=True)
         self.wildcards = wildcards
 
@@ -190,9 +202,16 @@ class RuleSet:
             candidate = self.exact.get(path)
             if candidate is not None and (best is None or candidate > best):
                 best = candidate
-        for candidate, needle, segments, anchored in self.wildcards:
+        # Cheap tests first: the fixed start, the fixed end when anchored, and
+        # the longest literal piece; only then the full left-to-right match.
+        for candidate, first, suffix, needle, segments, anchored in self.wildcards:
             if best is not None and candidate <= best:
                 break
-            if needle in path and wildcard_match(path, segments, anchored):
+            if (
+                path.startswith(first)
+                and path.endswith(suffix)
+                and needle in path
+                and wildcard_match(path, segments, anchored)
+            ):
                 return candidate
         return best

@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from bisect import bisect_right
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -34,7 +36,10 @@ ALLOW = 1
 
 # Diagnostic kinds: (name, message template).
 _NOTES = (
-    ("body-cut", "body longer than 512000 bytes: the rest (and its partial last line) ignored"),
+    (
+        "body-cut",
+        "body longer than 512000 bytes: the rest (and its partial last line) ignored",
+    ),
     ("line-cut", "line longer than 16663 bytes was cut"),
     ("misspelling", "misspelling {!r} accepted"),
     ("missing-colon", "missing ':' after {} accepted"),
@@ -81,7 +86,15 @@ class Group:
     group only ends where the next one starts.
     """
 
-    __slots__ = ("agents", "crawl_delay", "end", "is_global", "names", "request_rate", "start")
+    __slots__ = (
+        "agents",
+        "crawl_delay",
+        "end",
+        "is_global",
+        "names",
+        "request_rate",
+        "start",
+    )
 
     def __init__(self, start: int) -> None:
         self.agents: list[str] = []
@@ -100,7 +113,9 @@ class RequestRate(NamedTuple):
     seconds: float
 
 
-_REQUEST_RATE_RE = re.compile(rb"\s*(\d{1,9})\s*/\s*(\d{1,9}(?:\.\d{0,9})?)\s*([smhd]?)", re.I)
+_REQUEST_RATE_RE = re.compile(
+    rb"\s*(\d{1,9})\s*/\s*(\d{1,9}(?:\.\d{0,9})?)\s*([smhd]?)", re.IGNORECASE
+)
 _UNIT_SECONDS = {b"": 1.0, b"s": 1.0, b"m": 60.0, b"h": 3600.0, b"d": 86400.0}
 
 
@@ -189,7 +204,9 @@ class Parsed:
         return _SPELLINGS[self.rule_codes[index] >> 1]
 
     def diagnostics(self) -> list[Diagnostic]:
-        notes = sorted(zip(self.note_lines, self.note_kinds, self.note_details))
+        notes = sorted(
+            zip(self.note_lines, self.note_kinds, self.note_details, strict=True)
+        )
         return [
             Diagnostic(line, _NOTE_KINDS[kind], _NOTE_TEXT[kind].format(detail))
             for line, kind, detail in notes
@@ -222,7 +239,6 @@ def prepare_body(body: bytes) -> tuple[bytes, bool]:
     if b"\r" in body:
         body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return body, truncated
-
 
 
 def _cut_long_lines(text: bytes, parsed: Parsed) -> bytes:
@@ -379,7 +395,9 @@ class _Builder:
         converted = convert(value)
         field = "crawl_delay" if key.type == _CRAWL_DELAY else "request_rate"
         if converted is None:
-            self.parsed.note(line, INVALID_VALUE, f"{key.written} value {decode_text(value)!r}")
+            self.parsed.note(
+                line, INVALID_VALUE, f"{key.written} value {decode_text(value)!r}"
+            )
         elif getattr(group, field) is None:
             setattr(group, field, converted)  # the first usable value counts
 
@@ -399,56 +417,119 @@ def _start(body: bytes) -> tuple[bytes, _Builder]:
     return _cut_long_lines(text, parsed), _Builder(parsed)
 
 
+def _no_colon_row(line: int, text: bytes, parsed: Parsed) -> tuple[bytes, bytes, bytes]:
+    """A line with text but no colon: "<key> <value>" is accepted, as in the reference."""
+    text = text.split(b"#", 1)[0].split(b"\x00", 1)[0].strip()
+    match = _NO_COLON_RE.fullmatch(text)
+    if match is None:
+        if text:
+            parsed.note(line, IGNORED_LINE)
+        return b"", b"", b""
+    raw_key, value = match.groups()
+    parsed.note(line, MISSING_COLON, _key_rfc9309(raw_key).written)
+    # Only spaces and tabs separate, but all ASCII whitespace is stripped.
+    return raw_key, value.strip(), b""
+
+
 def parse_rfc9309(body: bytes) -> Parsed:
+    """Read a body the way the reference parser does.
+
+    The work is done in whole-list passes (comprehensions, ``accumulate``)
+    rather than one Python-level step per line: only user-agent lines and the
+    rare special lines are visited one by one.  Rows are one per line, so a
+    row's index is its line number.
+    """
     text, builder = _start(body)
     parsed = builder.parsed
     note = parsed.note
     rows = _ROW_RE.findall(text)
     if len(rows) != text.count(b"\n") + 1:  # pragma: no cover - a regex invariant
         raise AssertionError("robots.txt line split went wrong")
-    # The hot loop: most lines are rules, appended inline.
-    rule_lines = parsed.rule_lines.append
-    rule_codes = parsed.rule_codes.append
-    add_value = builder.values.append
+    for index in [index for index, row in enumerate(rows) if row[2]]:
+        rows[index] = _no_colon_row(index + 1, rows[index][2], parsed)
+
+    # (line, key, value) of every key-value line, and what each key is.
+    entries = [
+        (line, key, value) for line, (key, value, _) in enumerate(rows, 1) if key
+    ]
     cache = _KEY_CACHE
-    for line, (raw_key, value, other) in enumerate(rows, 1):
-        if raw_key:
-            key_type, written, typo, code = cache.get(raw_key) or _key_rfc9309(raw_key)
-        elif other:
-            other = other.split(b"#", 1)[0].split(b"\x00", 1)[0].strip()
-            match = _NO_COLON_RE.fullmatch(other)
-            if match is None:
-                if other:
-                    note(line, IGNORED_LINE)
-                continue
-            raw_key, value = match.groups()
-            key_type, written, typo, code = _key_rfc9309(raw_key)
-            note(line, MISSING_COLON, written)
-        else:
-            continue
-        if typo:
-            note(line, MISSPELLING, written)
-        if key_type <= ALLOW:
-            if builder.group is None:
-                note(line, OUTSIDE_GROUP, written)
-                continue
-            rule_lines(line)
-            rule_codes(code)
-            add_value(value)
-        elif key_type == _UA:
-            builder.user_agent(value, agent_name_rfc9309(value))
-        elif key_type == _SITEMAP:
+    keys = [cache.get(key) or _key_rfc9309(key) for _, key, _ in entries]
+    types = [key.type for key in keys]
+
+    special = [i for i, key in enumerate(keys) if key.type > _UA or key.typo]
+    sitemaps = parsed.sitemaps
+    for i in special:
+        key = keys[i]
+        line, _, value = entries[i]
+        if key.typo:
+            note(line, MISSPELLING, key.written)
+        if key.type == _SITEMAP:
             if value:
-                parsed.sitemaps.append(decode_text(value))
-        elif key_type == _CRAWL_DELAY or key_type == _REQUEST_RATE:
-            convert = parse_delay if key_type == _CRAWL_DELAY else parse_rate
-            builder.group_value(line, _Key(key_type, written, typo, code), value, convert)
-        elif written:  # an empty key (": value") is ignored, as in the reference
-            note(line, UNKNOWN_FIELD, written)
+                sitemaps.append(decode_text(value))
+        elif key.type == _UNKNOWN and key.written:  # ": value" (empty key) is ignored
+            note(line, UNKNOWN_FIELD, key.written)
+
+    agent_lines = [i for i, key_type in enumerate(types) if key_type == _UA]
+    if not agent_lines:
+        for i in [i for i, key_type in enumerate(types) if key_type <= ALLOW]:
+            note(entries[i][0], OUTSIDE_GROUP, keys[i].written)
+        return builder.finish()
+    first = agent_lines[0]
+    for i in [i for i, key_type in enumerate(types[:first]) if key_type <= ALLOW]:
+        note(entries[i][0], OUTSIDE_GROUP, keys[i].written)
+
+    # Rules from the first user-agent line on, in file order, in the tables.
+    rules = [
+        (entry, key.code)
+        for entry, key in zip(entries[first:], keys[first:], strict=True)
+        if key.type <= ALLOW
+    ]
+    parsed.rule_lines = array("i", [entry[0] for entry, _ in rules])
+    parsed.rule_codes = array("H", [code for _, code in rules])
+    builder.values = [entry[2] for entry, _ in rules]
+
+    # rules_before[i]: how many rules of the tables come before entry i.
+    rules_before = list(
+        accumulate([key_type <= ALLOW for key_type in types[first:]], initial=0)
+    )
+    group_of_agent: list[Group] = []
+    group: Group | None = None
+    for i in agent_lines:
+        position = rules_before[i - first]
+        if group is None or position > group.start:
+            # A user-agent line after a rule starts the next group.
+            if group is not None:
+                group.end = position
+            group = Group(position)
+            parsed.groups.append(group)
+        value = entries[i][2]
+        group.agents.append(decode_text(value))
+        name = agent_name_rfc9309(value)
+        if name is None:
+            group.is_global = True
+        elif name and name not in group.names:
+            group.names.append(name)
+        group_of_agent.append(group)
+    builder.group = group
+
+    for i in special:
+        key = keys[i]
+        if key.type == _CRAWL_DELAY or key.type == _REQUEST_RATE:
+            # The group of the closest user-agent line above.
+            owner = bisect_right(agent_lines, i) - 1
+            builder.group = group_of_agent[owner] if owner >= 0 else None
+            convert = parse_delay if key.type == _CRAWL_DELAY else parse_rate
+            builder.group_value(entries[i][0], key, entries[i][2], convert)
+    builder.group = group
     return builder.finish()
 
 
-_1994_FIELDS = {b"user-agent": _UA, b"disallow": DISALLOW, b"allow": ALLOW, b"sitemap": _SITEMAP}
+_1994_FIELDS = {
+    b"user-agent": _UA,
+    b"disallow": DISALLOW,
+    b"allow": ALLOW,
+    b"sitemap": _SITEMAP,
+}
 
 
 def parse_1994(body: bytes) -> Parsed:

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from scrapy_robots_std import _matcher, _parser
-from scrapy_robots_std._parser import RFC9309, STANDARDS, STD1994, Diagnostic, RequestRate
+from scrapy_robots_std._parser import (
+    RFC9309,
+    STANDARDS,
+    STD1994,
+    Diagnostic,
+    RequestRate,
+)
 
 __all__ = [
     "Decision",
@@ -83,7 +89,9 @@ class _Compiled(NamedTuple):
 
     groups: tuple[_parser.Group, ...]
     rules: _matcher.RuleSet | None  # rfc9309
-    prefixes: tuple[tuple[str, int], ...] = ()  # 1994: (pattern, rule index) in file order
+    prefixes: tuple[
+        tuple[str, int], ...
+    ] = ()  # 1994: (pattern, rule index) in file order
 
 
 _NO_GROUP = _Compiled((), None)
@@ -100,7 +108,9 @@ class RobotsTxt:
         self._compiled: dict[str, _Compiled] = {}
 
     @classmethod
-    def parse(cls, body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:
+    def parse(
+        cls, body: bytes | bytearray | memoryview, standard: str = RFC9309
+    ) -> RobotsTxt:
         """Parse a robots.txt body (bytes) under ``"rfc9309"`` or ``"1994"``."""
         if standard not in STANDARDS:
             raise ValueError(
@@ -135,14 +145,18 @@ class RobotsTxt:
         compiled = self._compiled.get(token) or self._compile(token)
         match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
         if match is None:
-            return self._decide(url, token, with_rule=False).allowed  # raises ValueError
+            return self._decide(
+                url, token, with_rule=False
+            ).allowed  # raises ValueError
         path = match.group(1)
         if path[:1] != "/":
             path = "/" + path
         if "%" in path or not path.isascii():
             path = _matcher.path_rfc9309(path)
         rules = compiled.rules
-        if rules is None or path.startswith("/robots.txt") and _matcher.is_robots_txt(path):
+        if rules is None or (
+            path.startswith("/robots.txt") and _matcher.is_robots_txt(path)
+        ):
             return True
         best = rules.best(path)
         return best is None or best[1] == 1
@@ -156,7 +170,11 @@ class RobotsTxt:
         if self.standard != RFC9309:
             return None
         return next(
-            (group.crawl_delay for group in compiled.groups if group.crawl_delay is not None),
+            (
+                group.crawl_delay
+                for group in compiled.groups
+                if group.crawl_delay is not None
+            ),
             None,
         )
 
@@ -166,7 +184,11 @@ class RobotsTxt:
         if self.standard != RFC9309:
             return None
         return next(
-            (group.request_rate for group in compiled.groups if group.request_rate is not None),
+            (
+                group.request_rate
+                for group in compiled.groups
+                if group.request_rate is not None
+            ),
             None,
         )
 
@@ -199,7 +221,9 @@ class RobotsTxt:
                 return _ALLOWED_ROBOTS_TXT
             if not compiled.groups:
                 return _ALLOWED_NO_GROUP
-            index = next((i for prefix, i in compiled.prefixes if path.startswith(prefix)), -1)
+            index = next(
+                (i for prefix, i in compiled.prefixes if path.startswith(prefix)), -1
+            )
             if index < 0:
                 return _ALLOWED_NO_MATCH
             allowed = self._parsed.rule_codes[index] & 1 == _parser.ALLOW
@@ -232,12 +256,18 @@ class RobotsTxt:
         self._compiled[token] = compiled
         return compiled
 
-    def _rules_of(self, groups: tuple[_parser.Group, ...]) -> list[tuple[int, int, bytes]]:
+    def _rules_of(
+        self, groups: tuple[_parser.Group, ...]
+    ) -> list[tuple[int, int, bytes]]:
         """(rule index, code, pattern bytes) of the groups' rules, in file order."""
         parsed = self._parsed
         values = parsed.values()
         codes = parsed.rule_codes
-        return [(index, codes[index], values[index]) for g in groups for index in range(g.start, g.end)]
+        return [
+            (index, codes[index], values[index])
+            for g in groups
+            for index in range(g.start, g.end)
+        ]
 
     def _compile_rfc9309(self, name: str) -> _Compiled:
         groups = self._parsed.groups
@@ -257,7 +287,9 @@ class RobotsTxt:
             if allow:
                 directory = _index_html_directory(pattern)
                 if directory is not None:
-                    entries.append((directory, (len(directory), allow, -lines[index], index)))
+                    entries.append(
+                        (directory, (len(directory), allow, -lines[index], index))
+                    )
         return _Compiled(chosen, _matcher.RuleSet(entries))
 
     def _compile_1994(self, robot: str) -> _Compiled:
@@ -304,7 +336,7 @@ def _check_token_1994(token: str) -> str:
 
 def _check_token_common(token: object) -> None:
     if not isinstance(token, str):
-        raise ValueError(f"token must be a str, not {type(token).__name__}")
+        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
     if not token:
         raise ValueError("token must not be empty")
     if any(char.isspace() for char in token) or "/" in token:
