@@ -254,22 +254,25 @@ def _cut_long_lines(text: bytes, parsed: Parsed) -> bytes:
     return b"\n".join(lines)
 
 
-# One row per line: (key, value, other).  ``key`` is set for "<key>:<value>"
-# lines (value without surrounding whitespace), ``other`` for lines with text
-# but no colon before a comment, and all three are empty for blank and
-# comment-only lines.  A NUL octet ends the line, as in the reference (which
-# works on C strings).  Every quantifier is greedy and bounded by the line, so
-# the cost stays linear in the line length whatever the input.
+# One row per line: (key, value, bare key, bare value, junk).
+# * "<key>:<value>": key and value (the value without surrounding whitespace);
+# * "<key> <value>" (no colon): the reference accepts exactly two words
+#   separated by spaces or tabs - bare key and bare value;
+# * anything else with text: junk, ignored;
+# * blank and comment-only lines: all five empty.
+# A NUL octet ends the line, as in the reference (which works on C strings).
+# Every quantifier is greedy and bounded by the line, so the cost stays
+# linear in the line length whatever the input.
 _ROW_RE = re.compile(
     rb"^[ \t\v\f]*(?:"
     rb"([^:#\n\x00]*):[ \t\v\f]*((?:[^#\n\x00]*[^#\n\x00 \t\v\f])?)[^\n]*"
     rb"|(?:[#\x00][^\n]*)?"
+    rb"|([^ \t\n#\x00]+)[ \t]+([^ \t\n#\x00]+)[ \t\v\f]*(?:[#\x00][^\n]*)?"
     rb"|([^\n]*)"
     rb")$",
     re.MULTILINE,
 )
-# Without a colon the reference accepts exactly "<key><space or tab><value>".
-_NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
+_JUNK = 4
 
 # Key types.  Disallow and Allow are 0 and 1, the rule kinds.
 _UA, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN = range(2, 7)
@@ -417,20 +420,6 @@ def _start(body: bytes) -> tuple[bytes, _Builder]:
     return _cut_long_lines(text, parsed), _Builder(parsed)
 
 
-def _no_colon_row(line: int, text: bytes, parsed: Parsed) -> tuple[bytes, bytes, bytes]:
-    """A line with text but no colon: "<key> <value>" is accepted, as in the reference."""
-    text = text.split(b"#", 1)[0].split(b"\x00", 1)[0].strip()
-    match = _NO_COLON_RE.fullmatch(text)
-    if match is None:
-        if text:
-            parsed.note(line, IGNORED_LINE)
-        return b"", b"", b""
-    raw_key, value = match.groups()
-    parsed.note(line, MISSING_COLON, _key_rfc9309(raw_key).written)
-    # Only spaces and tabs separate, but all ASCII whitespace is stripped.
-    return raw_key, value.strip(), b""
-
-
 def parse_rfc9309(body: bytes) -> Parsed:
     """Read a body the way the reference parser does.
 
@@ -446,12 +435,18 @@ def parse_rfc9309(body: bytes) -> Parsed:
     if len(rows) != text.count(b"\n") + 1:  # pragma: no cover - a regex invariant
         raise AssertionError("robots.txt line split went wrong")
     for index in [index for index, row in enumerate(rows) if row[2]]:
-        rows[index] = _no_colon_row(index + 1, rows[index][2], parsed)
+        raw_key, value = rows[index][2:4]
+        note(index + 1, MISSING_COLON, _key_rfc9309(raw_key).written)
+        # Only spaces and tabs separate, but all ASCII whitespace is stripped.
+        rows[index] = (raw_key, value.strip(), b"", b"", b"")
+    junk = [line for line, row in enumerate(rows, 1) if row[_JUNK]]
+    if junk:
+        parsed.note_lines.extend(junk)
+        parsed.note_kinds.extend(bytes((IGNORED_LINE,)) * len(junk))
+        parsed.note_details.extend([""] * len(junk))
 
     # (line, key, value) of every key-value line, and what each key is.
-    entries = [
-        (line, key, value) for line, (key, value, _) in enumerate(rows, 1) if key
-    ]
+    entries = [(line, row[0], row[1]) for line, row in enumerate(rows, 1) if row[0]]
     cache = _KEY_CACHE
     keys = [cache.get(key) or _key_rfc9309(key) for _, key, _ in entries]
     types = [key.type for key in keys]

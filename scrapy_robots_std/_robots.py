@@ -293,7 +293,9 @@ class RobotsTxt:
         return _Compiled(chosen, _matcher.RuleSet(entries))
 
     def _compile_1994(self, robot: str) -> _Compiled:
-        groups = self._parsed.groups
+        # A record is user-agent lines *followed by rule lines*: a block of
+        # user-agent lines alone names nobody.
+        groups = [group for group in self._parsed.groups if group.end > group.start]
         for group in groups:
             if any(name and name in robot for name in group.names):
                 chosen: tuple[_parser.Group, ...] = (group,)
