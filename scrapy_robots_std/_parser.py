@@ -434,28 +434,30 @@ def parse_rfc9309(body: bytes) -> Parsed:
     rows = _ROW_RE.findall(text)
     if len(rows) != text.count(b"\n") + 1:  # pragma: no cover - a regex invariant
         raise AssertionError("robots.txt line split went wrong")
-    for index in [index for index, row in enumerate(rows) if row[2]]:
-        raw_key, value = rows[index][2:4]
+    # Lines without a colon are rare: "<key> <value>" is accepted, the rest noted.
+    for index in [index for index, row in enumerate(rows) if row[2] or row[_JUNK]]:
+        raw_key, value, junk = rows[index][2:]
+        if junk:
+            note(index + 1, IGNORED_LINE)
+            continue
         note(index + 1, MISSING_COLON, _key_rfc9309(raw_key).written)
         # Only spaces and tabs separate, but all ASCII whitespace is stripped.
         rows[index] = (raw_key, value.strip(), b"", b"", b"")
-    junk = [line for line, row in enumerate(rows, 1) if row[_JUNK]]
-    if junk:
-        parsed.note_lines.extend(junk)
-        parsed.note_kinds.extend(bytes((IGNORED_LINE,)) * len(junk))
-        parsed.note_details.extend([""] * len(junk))
 
-    # (line, key, value) of every key-value line, and what each key is.
-    entries = [(line, row[0], row[1]) for line, row in enumerate(rows, 1) if row[0]]
+    # (line, value) of every key-value line, and what its key is.
     cache = _KEY_CACHE
-    keys = [cache.get(key) or _key_rfc9309(key) for _, key, _ in entries]
+    entries = [
+        (line, row[1], cache.get(row[0]) or _key_rfc9309(row[0]))
+        for line, row in enumerate(rows, 1)
+        if row[0]
+    ]
+    keys = [entry[2] for entry in entries]
     types = [key.type for key in keys]
 
-    special = [i for i, key in enumerate(keys) if key.type > _UA or key.typo]
     sitemaps = parsed.sitemaps
+    special = [i for i, key in enumerate(keys) if key.type > _UA or key.typo]
     for i in special:
-        key = keys[i]
-        line, _, value = entries[i]
+        line, value, key = entries[i]
         if key.typo:
             note(line, MISSPELLING, key.written)
         if key.type == _SITEMAP:
@@ -474,14 +476,10 @@ def parse_rfc9309(body: bytes) -> Parsed:
         note(entries[i][0], OUTSIDE_GROUP, keys[i].written)
 
     # Rules from the first user-agent line on, in file order, in the tables.
-    rules = [
-        (entry, key.code)
-        for entry, key in zip(entries[first:], keys[first:], strict=True)
-        if key.type <= ALLOW
-    ]
-    parsed.rule_lines = array("i", [entry[0] for entry, _ in rules])
-    parsed.rule_codes = array("H", [code for _, code in rules])
-    builder.values = [entry[2] for entry, _ in rules]
+    rules = [entry for entry in entries[first:] if entry[2].type <= ALLOW]
+    parsed.rule_lines = array("i", [entry[0] for entry in rules])
+    parsed.rule_codes = array("H", [entry[2].code for entry in rules])
+    builder.values = [entry[1] for entry in rules]
 
     # rules_before[i]: how many rules of the tables come before entry i.
     rules_before = list(
@@ -497,7 +495,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
                 group.end = position
             group = Group(position)
             parsed.groups.append(group)
-        value = entries[i][2]
+        value = entries[i][1]
         group.agents.append(decode_text(value))
         name = agent_name_rfc9309(value)
         if name is None:
@@ -514,7 +512,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
             owner = bisect_right(agent_lines, i) - 1
             builder.group = group_of_agent[owner] if owner >= 0 else None
             convert = parse_delay if key.type == _CRAWL_DELAY else parse_rate
-            builder.group_value(entries[i][0], key, entries[i][2], convert)
+            builder.group_value(entries[i][0], key, entries[i][1], convert)
     builder.group = group
     return builder.finish()
 
