@@ -38,7 +38,6 @@ FETCH_TIMEOUT = 10.0
 #: RFC 9309 section 2.3.1.2: follow at least five consecutive redirects.
 MAX_REDIRECTS = 5
 _USER_AGENT = "scrapy-robots-std (robots.txt checker; +https://pypi.org/project/scrapy-robots-std/)"
-_STANDARDS = "rfc9309 (default) or 1994"
 
 
 class CliError(Exception):
@@ -95,7 +94,7 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         "-s",
         default="rfc9309",
         metavar="STANDARD",
-        help=f"rules to apply: {_STANDARDS}",
+        help="rules to apply: rfc9309 (the default) or 1994",
     )
     parser.add_argument(
         "--explain",
@@ -235,23 +234,26 @@ def _token_and_urls(args: argparse.Namespace) -> tuple[str, list[str]]:
     return positional[0], positional[1:]
 
 
+def _problem(what: str, value: str, exc: ValueError) -> str:
+    """The API's message, naming *value* if it does not already."""
+    message = _one_line(exc)
+    return message if repr(value) in message else f"{what} {value!r}: {message}"
+
+
 def _validate(standard: str, token: str, urls: Sequence[str]) -> None:
     """Check the arguments before reading or fetching anything."""
     try:
         empty = RobotsTxt.parse(b"", standard=standard)
-    except ValueError:
-        raise CliError(
-            f"unknown standard {standard!r}; expected {_STANDARDS}"
-        ) from None
-    try:
-        empty.decide("http://example.com/", token)
     except ValueError as exc:
-        raise CliError(f"invalid token {token!r}: {_one_line(exc)}") from None
-    for url in urls:
+        raise CliError(_problem("unknown standard", standard, exc)) from None
+    # The token first (against a URL known to be valid), then each URL.
+    checks = [("invalid token", token, "http://example.com/")]
+    checks += [("invalid URL", url, url) for url in urls]
+    for what, subject, url in checks:
         try:
             empty.decide(url, token)
-        except ValueError as exc:
-            raise CliError(f"invalid URL {url!r}: {_one_line(exc)}") from None
+        except ValueError as exc:  # noqa: PERF203 - stops at the first error
+            raise CliError(_problem(what, subject, exc)) from None
 
 
 def _rule_json(decision: Decision) -> dict[str, Any] | None:

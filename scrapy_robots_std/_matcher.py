@@ -15,6 +15,7 @@ the sorted patterns instead of a scan.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 
 # scheme://authority then path+params+query, fragment left out.
@@ -108,10 +109,33 @@ def is_robots_txt(path: str) -> bool:
     return path.startswith("/robots.txt") and (len(path) == 11 or path[11] == "?")
 
 
-# A candidate rule is the tuple (priority, allow, -line, rule index): the
-# highest tuple decides - longest pattern, then allow over disallow, then the
-# earliest line, as in the reference.
-Candidate = tuple[int, int, int, int]
+# A candidate is one int that orders rules the way the reference decides:
+# longest pattern first, then allow over disallow, then the earliest line.
+# Bits: priority (pattern length) | allow | (LINE_MAX - line) | rule index.
+_INDEX_BITS = 20
+_LINE_BITS = 20
+_ALLOW_SHIFT = _INDEX_BITS + _LINE_BITS
+_PRIORITY_SHIFT = _ALLOW_SHIFT + 1
+_INDEX_MASK = (1 << _INDEX_BITS) - 1
+_LINE_MAX = (1 << _LINE_BITS) - 1
+
+
+def candidate(priority: int, allow: int, line: int, index: int) -> int:
+    # A 512,000-byte body has fewer than 2**20 lines and rules.
+    return (
+        priority << _PRIORITY_SHIFT
+        | allow << _ALLOW_SHIFT
+        | (_LINE_MAX - line) << _INDEX_BITS
+        | index
+    )
+
+
+def candidate_allows(value: int) -> bool:
+    return bool(value >> _ALLOW_SHIFT & 1)
+
+
+def candidate_index(value: int) -> int:
+    return value & _INDEX_MASK
 
 
 def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -132,6 +156,11 @@ def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool
     return path.find(tail, position) >= 0
 
 
+# (candidate, needle, segments, anchored): ``needle`` is the longest literal
+# piece, which must occur in any path the pattern matches.
+_Wildcard = tuple[int, str, tuple[str, ...], bool]
+
+
 class RuleSet:
     """The rules that apply to one token, compiled for fast longest-match.
 
@@ -139,57 +168,46 @@ class RuleSet:
       that is a prefix of ``plain[i]``, so the longest prefix of a path is found
       by one bisect and a short walk up that chain;
     * ``$``-anchored patterns without ``*``: a dict, exact lookup;
-    * wildcard patterns: tried in order of decreasing candidate, only while
-      they could still beat the best plain or exact one; ``needle`` (their
-      longest literal piece) rejects most paths with one substring test.
+    * wildcard patterns ending in ``$`` and a literal: filed under that last
+      character, so only those that can end like the path are tried;
+    * other wildcard patterns: tried in order, best candidate first, only while
+      they could still beat the best match so far.
     """
 
-    __slots__ = ("exact", "parents", "plain", "plain_best", "wildcards")
+    __slots__ = ("by_last_char", "exact", "parents", "plain", "plain_best", "wildcards")
 
-    def __init__(self, entries: list[tuple[str, Candidate]]) -> None:
-        plain: dict[str, Candidate] = {}
-        exact: dict[str, Candidate] = {}
-        wildcard: dict[str, Candidate] = {}
-        for pattern, candidate in entries:
-            if "*" in pattern:
-                table = wildcard
-            elif pattern.endswith("$"):
-                table, pattern = exact, pattern[:-1]
-            else:
-                table = plain
-            # The same pattern twice: only the better candidate can ever decide.
-            known = table.get(pattern)
-            if known is None or candidate > known:
-                table[pattern] = candidate
-        self.plain = sorted(plain)
-        self.plain_best = [plain[pattern] for pattern in self.plain]
-        self.parents = self._parents(self.plain)
-        self.exact = exact
-        wildcards = []
-        for pattern, candidate in wildcard.items():
+    def __init__(self, entries: list[tuple[str, int]]) -> None:
+        # Sorted by candidate, a dict keeps the best candidate of each pattern.
+        entries.sort(key=_second)
+        best_of = dict(entries)
+        plain = sorted(p for p in best_of if "*" not in p and not p.endswith("$"))
+        self.plain = plain
+        self.plain_best = array("q", [best_of[p] for p in plain])
+        self.parents = _parents(plain)
+        self.exact = {
+            p[:-1]: c for p, c in best_of.items() if "*" not in p and p.endswith("$")
+        }
+        by_last_char: dict[str, list[_Wildcard]] = {}
+        wildcards: list[_Wildcard] = []
+        for pattern, value in best_of.items():
+            if "*" not in pattern:
+                continue
             anchored = pattern.endswith("$")
             segments = tuple((pattern[:-1] if anchored else pattern).split("*"))
-            suffix = segments[-1] if anchored else ""
-            needle = max(segments, key=len)
-            wildcards.append(
-                (candidate, segments[0], suffix, needle, segments, anchored)
-            )
+            entry = (value, max(segments, key=len), segments, anchored)
+            if anchored and segments[-1]:
+                by_last_char.setdefault(segments[-1][-1], []).append(entry)
+            else:
+                wildcards.append(entry)
+        for group in by_last_char.values():
+            group.sort(reverse=True)
         wildcards.sort(reverse=True)
+        self.by_last_char = by_last_char
         self.wildcards = wildcards
 
-    @staticmethod
-    def _parents(patterns: list[str]) -> list[int]:
-        parents: list[int] = []
-        stack: list[int] = []
-        for index, pattern in enumerate(patterns):
-            while stack and not pattern.startswith(patterns[stack[-1]]):
-                stack.pop()
-            parents.append(stack[-1] if stack else -1)
-            stack.append(index)
-        return parents
-
-    def best(self, path: str) -> Candidate | None:
-        best: Candidate | None = None
+    def best(self, path: str) -> int:
+        """The deciding candidate for ``path``, or -1 when no rule matches."""
+        best = -1
         plain = self.plain
         if plain:
             index = bisect_right(plain, path) - 1
@@ -199,19 +217,35 @@ class RuleSet:
             if index >= 0:
                 best = self.plain_best[index]
         if self.exact:
-            candidate = self.exact.get(path)
-            if candidate is not None and (best is None or candidate > best):
-                best = candidate
-        # Cheap tests first: the fixed start, the fixed end when anchored, and
-        # the longest literal piece; only then the full left-to-right match.
-        for candidate, first, suffix, needle, segments, anchored in self.wildcards:
-            if best is not None and candidate <= best:
-                break
-            if (
-                path.startswith(first)
-                and path.endswith(suffix)
-                and needle in path
-                and wildcard_match(path, segments, anchored)
+            best = max(best, self.exact.get(path, -1))
+        if self.by_last_char:
+            for value, needle, segments, anchored in self.by_last_char.get(
+                path[-1], ()
             ):
-                return candidate
+                if value <= best:
+                    break
+                if needle in path and wildcard_match(path, segments, anchored):
+                    best = value
+                    break
+        for value, needle, segments, anchored in self.wildcards:
+            if value <= best:
+                break
+            if needle in path and wildcard_match(path, segments, anchored):
+                return value
         return best
+
+
+def _second(entry: tuple[str, int]) -> int:
+    return entry[1]
+
+
+def _parents(patterns: list[str]) -> array[int]:
+    """For each sorted pattern, the index of its longest proper prefix in the list."""
+    parents = array("i", bytes(4 * len(patterns)))
+    stack: list[int] = []
+    for index, pattern in enumerate(patterns):
+        while stack and not pattern.startswith(patterns[stack[-1]]):
+            stack.pop()
+        parents[index] = stack[-1] if stack else -1
+        stack.append(index)
+    return parents

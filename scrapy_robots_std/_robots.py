@@ -159,7 +159,7 @@ class RobotsTxt:
         ):
             return True
         best = rules.best(path)
-        return best is None or best[1] == 1
+        return best < 0 or _matcher.candidate_allows(best)
 
     def decide(self, url: str, token: str) -> Decision:
         return self._decide(url, token, with_rule=True)
@@ -212,9 +212,10 @@ class RobotsTxt:
             if compiled.rules is None:
                 return _ALLOWED_NO_GROUP
             best = compiled.rules.best(path)
-            if best is None:
+            if best < 0:
                 return _ALLOWED_NO_MATCH
-            allowed, index = best[1] == 1, best[3]
+            allowed = _matcher.candidate_allows(best)
+            index = _matcher.candidate_index(best)
         else:
             path = _matcher.path_1994(path)
             if _matcher.is_robots_txt(path):
@@ -270,26 +271,31 @@ class RobotsTxt:
         ]
 
     def _compile_rfc9309(self, name: str) -> _Compiled:
-        groups = self._parsed.groups
-        chosen = tuple(group for group in groups if name in group.names)
+        parsed = self._parsed
+        chosen = tuple(group for group in parsed.groups if name in group.names)
         if not chosen:
-            chosen = tuple(group for group in groups if group.is_global)
+            chosen = tuple(group for group in parsed.groups if group.is_global)
         if not chosen:
             return _NO_GROUP
-        lines = self._parsed.rule_lines
-        entries: list[tuple[str, _matcher.Candidate]] = []
-        for index, code, value in self._rules_of(chosen):
-            if not value:
-                continue  # an empty pattern matches with priority 0: it never decides
-            pattern = _matcher.normalize_rfc9309(value)
-            allow = code & 1
-            entries.append((pattern, (len(pattern), allow, -lines[index], index)))
-            if allow:
-                directory = _index_html_directory(pattern)
-                if directory is not None:
-                    entries.append(
-                        (directory, (len(directory), allow, -lines[index], index))
-                    )
+        patterns = _normalized_patterns(parsed)
+        lines = parsed.rule_lines
+        codes = parsed.rule_codes
+        candidate = _matcher.candidate
+        entries: list[tuple[str, int]] = []
+        for group in chosen:
+            for index in range(group.start, group.end):
+                pattern = patterns[index]
+                if not pattern:
+                    continue  # an empty pattern matches with priority 0: it never decides
+                allow = codes[index] & 1
+                entries.append(
+                    (pattern, candidate(len(pattern), allow, lines[index], index))
+                )
+                if allow and "/index.htm" in pattern:
+                    directory = _index_html_directory(pattern)
+                    if directory is not None:
+                        value = candidate(len(directory), allow, lines[index], index)
+                        entries.append((directory, value))
         return _Compiled(chosen, _matcher.RuleSet(entries))
 
     def _compile_1994(self, robot: str) -> _Compiled:
@@ -311,6 +317,14 @@ class RobotsTxt:
             if value
         )
         return _Compiled(chosen, None, prefixes)
+
+
+def _normalized_patterns(parsed: _parser.Parsed) -> list[str]:
+    """Every rule's pattern in the form paths are compared in."""
+    values = parsed.rule_values
+    if b"%" not in values and values.isascii():
+        return values.decode("ascii").split("\n") if parsed.rule_lines else []
+    return [_matcher.normalize_rfc9309(value) for value in parsed.values()]
 
 
 def _index_html_directory(pattern: str) -> str | None:

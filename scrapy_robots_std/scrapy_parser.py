@@ -26,9 +26,8 @@ from scrapy_robots_std._robots import RobotsTxt
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
-    from typing_extensions import Self
-
     from scrapy.crawler import Crawler
+    from typing_extensions import Self
 
 __all__ = ["SETTING", "StdRobotParser", "product_token"]
 
@@ -57,7 +56,9 @@ def _text(value: str | bytes | bytearray) -> str:
     return bytes(value).decode("utf-8", errors="replace")
 
 
-def product_token(user_agent: str | bytes, standard: str = _DEFAULT_STANDARD) -> str | None:
+def product_token(
+    user_agent: str | bytes, standard: str = _DEFAULT_STANDARD
+) -> str | None:
     """Return the crawler's product token from a ``User-Agent`` value, or ``None``.
 
     The first whitespace-separated product is taken and its version (from ``/``) is
@@ -117,10 +118,12 @@ class StdRobotParser(RobotParser):
       above and, failing that, the URL is allowed. Each fallback is logged at DEBUG.
     """
 
-    def __init__(self, robotstxt_body: bytes, standard: str = _DEFAULT_STANDARD) -> None:
+    def __init__(
+        self, robotstxt_body: bytes, standard: str = _DEFAULT_STANDARD
+    ) -> None:
         #: The parsed robots.txt (a :class:`scrapy_robots_std.RobotsTxt`).
         self.robots: RobotsTxt = RobotsTxt.parse(robotstxt_body, standard=standard)
-        self._tokens: dict[str, str] = {}
+        self._tokens: dict[str | bytes, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, robotstxt_body: bytes) -> Self:
@@ -148,32 +151,32 @@ class StdRobotParser(RobotParser):
         return UNNAMED_TOKEN_1994 if self.standard == "1994" else UNNAMED_TOKEN_RFC9309
 
     def _token(self, user_agent: str | bytes) -> str:
-        key = _text(user_agent)
-        token = self._tokens.get(key)
+        token = self._tokens.get(user_agent)
         if token is None:
-            token = product_token(key, self.standard)
+            token = product_token(user_agent, self.standard)
             if token is None:
                 token = self._fallback_token()
                 logger.debug(
                     "No product token in user agent %(user_agent)r; only the '*' "
                     "groups of robots.txt apply to it",
-                    {"user_agent": key},
+                    {"user_agent": user_agent},
                 )
             if len(self._tokens) >= _TOKEN_CACHE_SIZE:
                 self._tokens.clear()
-            self._tokens[key] = token
+            self._tokens[user_agent] = token
         return token
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
         """Return whether *user_agent* may fetch *url* (``str`` or ``bytes`` each)."""
         url_text = _text(url)
-        if not _is_http_url(url_text):
-            return True
         token = self._token(user_agent)
         try:
             return self.robots.allowed(url_text, token)
         except ValueError as exc:
-            first_error = exc
+            error = exc
+        # Off the hot path: work out why, and fall back.
+        if not _is_http_url(url_text):
+            return True
         fallback = self._fallback_token()
         if token != fallback:
             try:
@@ -182,7 +185,7 @@ class StdRobotParser(RobotParser):
                 pass
         logger.debug(
             "Cannot check %(url)r against robots.txt (%(error)s); allowing it",
-            {"url": url_text, "error": first_error},
+            {"url": url_text, "error": error},
         )
         return True
 

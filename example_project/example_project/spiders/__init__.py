@@ -1,0 +1,1 @@
+# This package will contain the spiders of your Scrapy project.
