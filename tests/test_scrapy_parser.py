@@ -321,6 +321,7 @@ def site(server: ScriptedServer, robots: bytes) -> list[str]:
         ("1994", {"/private/secret.html", "/private/press.html"}),
     ],
 )
+@pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_crawl_obeys_robots_txt(
     server: ScriptedServer, standard: str, blocked: set[str]
@@ -372,6 +373,7 @@ Disallow: /private/
         ("1994", "/no-bots/page.html"),
     ],
 )
+@pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_crawl_standard_setting_changes_agent_matching(
     server: ScriptedServer, standard: str, blocked: str
@@ -389,6 +391,7 @@ async def test_crawl_standard_setting_changes_agent_matching(
     assert paths_served(server) == {"/robots.txt", *pages} - {blocked}
 
 
+@pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_crawl_robotstxt_user_agent_setting(server: ScriptedServer) -> None:
     urls = site(server, ORDER_ROBOTS)
@@ -398,6 +401,7 @@ async def test_crawl_robotstxt_user_agent_setting(server: ScriptedServer) -> Non
     assert crawler.stats.get_value("robotstxt/forbidden") == len(SITE_PAGES)
 
 
+@pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_crawl_hostile_robots_txt_does_not_break_the_crawl(
     server: ScriptedServer,
@@ -414,6 +418,7 @@ async def test_crawl_hostile_robots_txt_does_not_break_the_crawl(
     assert crawler.stats.get_value("log_count/ERROR") is None
 
 
+@pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_crawl_bad_standard_setting_fails_before_any_request(
     server: ScriptedServer,
@@ -431,6 +436,7 @@ async def test_crawl_bad_standard_setting_fails_before_any_request(
     "the in-flight Deferred's result, so from the second waiting request on, requests "
     "get None (no parser) and are sent without any robots.txt check",
 )
+@pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_builtin_middleware_concurrent_waiters(server: ScriptedServer) -> None:
     pages = [f"/private/{n}.html" for n in range(6)]
