@@ -15,8 +15,8 @@ the sorted patterns instead of a scan.
 from __future__ import annotations
 
 import re
-from array import array
 from bisect import bisect_right
+from operator import itemgetter
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -112,30 +112,30 @@ def is_robots_txt(path: str) -> bool:
 # A candidate is one int that orders rules the way the reference decides:
 # longest pattern first, then allow over disallow, then the earliest line.
 # Bits: priority (pattern length) | allow | (LINE_MAX - line) | rule index.
-_INDEX_BITS = 20
-_LINE_BITS = 20
-_ALLOW_SHIFT = _INDEX_BITS + _LINE_BITS
-_PRIORITY_SHIFT = _ALLOW_SHIFT + 1
-_INDEX_MASK = (1 << _INDEX_BITS) - 1
-_LINE_MAX = (1 << _LINE_BITS) - 1
+INDEX_BITS = 20
+LINE_BITS = 20
+ALLOW_SHIFT = INDEX_BITS + LINE_BITS
+PRIORITY_SHIFT = ALLOW_SHIFT + 1
+INDEX_MASK = (1 << INDEX_BITS) - 1
+LINE_MAX = (1 << LINE_BITS) - 1
 
 
 def candidate(priority: int, allow: int, line: int, index: int) -> int:
     # A 512,000-byte body has fewer than 2**20 lines and rules.
     return (
-        priority << _PRIORITY_SHIFT
-        | allow << _ALLOW_SHIFT
-        | (_LINE_MAX - line) << _INDEX_BITS
+        priority << PRIORITY_SHIFT
+        | allow << ALLOW_SHIFT
+        | (LINE_MAX - line) << INDEX_BITS
         | index
     )
 
 
 def candidate_allows(value: int) -> bool:
-    return bool(value >> _ALLOW_SHIFT & 1)
+    return bool(value >> ALLOW_SHIFT & 1)
 
 
 def candidate_index(value: int) -> int:
-    return value & _INDEX_MASK
+    return value & INDEX_MASK
 
 
 def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool:
@@ -176,34 +176,44 @@ class RuleSet:
 
     __slots__ = ("by_last_char", "exact", "parents", "plain", "plain_best", "wildcards")
 
-    def __init__(self, entries: list[tuple[str, int]]) -> None:
-        # Sorted by candidate, a dict keeps the best candidate of each pattern.
-        entries.sort(key=_second)
-        best_of = dict(entries)
-        plain = sorted(p for p in best_of if "*" not in p and not p.endswith("$"))
+    def __init__(self, patterns: list[str], candidates: list[int]) -> None:
+        best_of = dict(zip(patterns, candidates, strict=True))
+        if len(best_of) < len(patterns):
+            # A pattern given twice: sorted by candidate, the dict keeps the best.
+            best_of = dict(sorted(zip(patterns, candidates, strict=True), key=_second))
+        text = "\n".join(best_of)
+        special = "*" in text or "$" in text
+        plain = (
+            sorted(p for p in best_of if "*" not in p and p[-1] != "$")
+            if special
+            else sorted(best_of)
+        )
         self.plain = plain
-        self.plain_best = array("q", [best_of[p] for p in plain])
+        self.plain_best = list(map(best_of.__getitem__, plain))
         self.parents = _parents(plain)
-        self.exact = {
-            p[:-1]: c for p, c in best_of.items() if "*" not in p and p.endswith("$")
-        }
-        by_last_char: dict[str, list[_Wildcard]] = {}
-        wildcards: list[_Wildcard] = []
+        self.exact: dict[str, int] = {}
+        self.by_last_char: dict[str, list[_Wildcard]] = {}
+        self.wildcards: list[_Wildcard] = []
+        if special:
+            self._file_special(best_of)
+
+    def _file_special(self, best_of: dict[str, int]) -> None:
+        by_last_char = self.by_last_char
         for pattern, value in best_of.items():
-            if "*" not in pattern:
-                continue
             anchored = pattern.endswith("$")
+            if "*" not in pattern:
+                if anchored:
+                    self.exact[pattern[:-1]] = value
+                continue
             segments = tuple((pattern[:-1] if anchored else pattern).split("*"))
             entry = (value, max(segments, key=len), segments, anchored)
             if anchored and segments[-1]:
                 by_last_char.setdefault(segments[-1][-1], []).append(entry)
             else:
-                wildcards.append(entry)
+                self.wildcards.append(entry)
         for group in by_last_char.values():
             group.sort(reverse=True)
-        wildcards.sort(reverse=True)
-        self.by_last_char = by_last_char
-        self.wildcards = wildcards
+        self.wildcards.sort(reverse=True)
 
     def best(self, path: str) -> int:
         """The deciding candidate for ``path``, or -1 when no rule matches."""
@@ -235,17 +245,20 @@ class RuleSet:
         return best
 
 
-def _second(entry: tuple[str, int]) -> int:
-    return entry[1]
+_second = itemgetter(1)
 
 
-def _parents(patterns: list[str]) -> array[int]:
+def _parents(patterns: list[str]) -> list[int]:
     """For each sorted pattern, the index of its longest proper prefix in the list."""
-    parents = array("i", bytes(4 * len(patterns)))
-    stack: list[int] = []
+    parents: list[int] = []
+    append = parents.append
+    stack = [-1]
+    top = ""  # the pattern at the top of the stack; "" never stops the walk
     for index, pattern in enumerate(patterns):
-        while stack and not pattern.startswith(patterns[stack[-1]]):
+        while top and not pattern.startswith(top):
             stack.pop()
-        parents[index] = stack[-1] if stack else -1
+            top = patterns[stack[-1]] if stack[-1] >= 0 else ""
+        append(stack[-1])
         stack.append(index)
+        top = pattern
     return parents

@@ -15,7 +15,7 @@ import re
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress, count
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
@@ -197,6 +197,13 @@ class Parsed:
         self.note_kinds.append(kind)
         self.note_details.append(detail)
 
+    def note_many(
+        self, lines: list[int], kind: int, details: list[str] | None = None
+    ) -> None:
+        self.note_lines.extend(lines)
+        self.note_kinds.extend(bytes((kind,)) * len(lines))
+        self.note_details.extend(details if details is not None else [""] * len(lines))
+
     def values(self) -> list[bytes]:
         return self.rule_values.split(b"\n") if self.rule_lines else []
 
@@ -254,28 +261,13 @@ def _cut_long_lines(text: bytes, parsed: Parsed) -> bytes:
     return b"\n".join(lines)
 
 
-# One row per line: (key, value, bare key, bare value, junk).
-# * "<key>:<value>": key and value (the value without surrounding whitespace);
-# * "<key> <value>" (no colon): the reference accepts exactly two words
-#   separated by spaces or tabs - bare key and bare value;
-# * anything else with text: junk, ignored;
-# * blank and comment-only lines: all five empty.
-# A NUL octet ends the line, as in the reference (which works on C strings).
-# Every quantifier is greedy and bounded by the line, so the cost stays
-# linear in the line length whatever the input.
-_ROW_RE = re.compile(
-    rb"^[ \t\v\f]*(?:"
-    rb"([^:#\n\x00]*):[ \t\v\f]*((?:[^#\n\x00]*[^#\n\x00 \t\v\f])?)[^\n]*"
-    rb"|(?:[#\x00][^\n]*)?"
-    rb"|([^ \t\n#\x00]+)[ \t]+([^ \t\n#\x00]+)[ \t\v\f]*(?:[#\x00][^\n]*)?"
-    rb"|([^\n]*)"
-    rb")$",
-    re.MULTILINE,
-)
-_JUNK = 4
+# A NUL octet ends its line, as in the reference (which works on C strings).
+_NUL_TAIL_RE = re.compile(rb"\x00[^\n]*")
+# Without a colon the reference accepts exactly "<key><space or tab><value>".
+_NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 
 # Key types.  Disallow and Allow are 0 and 1, the rule kinds.
-_UA, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN = range(2, 7)
+_UA, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN, _NOT_A_KEY, _COMMENT = range(2, 9)
 
 _DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
 
@@ -288,8 +280,14 @@ class _Key(NamedTuple):
 
 
 def _classify_rfc9309(raw_key: bytes) -> _Key:
-    """The reference's Key::Parse: same order, prefix tests, accepted typos."""
-    key = raw_key.rstrip()
+    """The reference's Key::Parse: same order, prefix tests, accepted typos.
+
+    ``raw_key`` is everything before a line's first colon.  When it holds a
+    ``#``, the colon was inside a comment: the line has no key of this kind.
+    """
+    if b"#" in raw_key:
+        return _COMMENT_KEY if raw_key.lstrip()[:1] == b"#" else _NOT_A_KEY_KEY
+    key = raw_key.strip()
     lower = key.lower()
     written = decode_text(key)
     key_type, typo = _UNKNOWN, False
@@ -317,6 +315,11 @@ def _classify_rfc9309(raw_key: bytes) -> _Key:
     return _Key(key_type, written, typo, code)
 
 
+# A colon inside a comment: the whole line is a comment, or the text before
+# the "#" has no colon and must be read again as "<key> <value>".
+_COMMENT_KEY = _Key(_COMMENT, "", False, 0)
+_NOT_A_KEY_KEY = _Key(_NOT_A_KEY, "", False, 0)
+
 _KEY_CACHE: dict[bytes, _Key] = {}
 _KEY_CACHE_LIMIT = 4096
 
@@ -325,7 +328,7 @@ def _key_rfc9309(raw_key: bytes) -> _Key:
     found = _KEY_CACHE.get(raw_key)
     if found is None:
         found = _classify_rfc9309(raw_key)
-        if len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
+        if found.type < _NOT_A_KEY and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
             _KEY_CACHE[raw_key] = found
     return found
 
@@ -413,6 +416,10 @@ class _Builder:
         return parsed
 
 
+def _first(entry: tuple[int, bytes, _Key]) -> int:
+    return entry[0]
+
+
 def _start(body: bytes) -> tuple[bytes, _Builder]:
     text, truncated = prepare_body(body)
     parsed = Parsed()
@@ -420,71 +427,130 @@ def _start(body: bytes) -> tuple[bytes, _Builder]:
     return _cut_long_lines(text, parsed), _Builder(parsed)
 
 
+def _clean_value(value: bytes) -> bytes:
+    """The value as the reference sees it: comment cut off, whitespace stripped."""
+    return value.split(b"#", 1)[0].strip()
+
+
+def _lines_without_key(
+    lines: list[bytes], numbers: list[int], parsed: Parsed
+) -> list[tuple[int, bytes, _Key]]:
+    """Lines with no colon before their comment: "<key> <value>", or junk."""
+    found = []
+    junk = []
+    fullmatch = _NO_COLON_RE.fullmatch
+    for number in numbers:
+        content = lines[number - 1].split(b"#", 1)[0].strip()
+        if not content:
+            continue  # blank or comment-only
+        match = fullmatch(content)
+        if match is None:
+            junk.append(number)
+            continue
+        raw_key, value = match.groups()
+        key = _key_rfc9309(raw_key)
+        parsed.note(number, MISSING_COLON, key.written)
+        # Only spaces and tabs separate, but all ASCII whitespace is stripped.
+        found.append((number, value.strip(), key))
+    parsed.note_many(junk, IGNORED_LINE)
+    return found
+
+
 def parse_rfc9309(body: bytes) -> Parsed:
     """Read a body the way the reference parser does.
 
-    The work is done in whole-list passes (comprehensions, ``accumulate``)
-    rather than one Python-level step per line: only user-agent lines and the
-    rare special lines are visited one by one.  Rows are one per line, so a
-    row's index is its line number.
+    The work is done in whole-list passes over parallel lists (``split``,
+    ``find``, ``compress``, comprehensions) rather than one Python-level step
+    per line, and it creates no container object per line, so the garbage
+    collector has nothing to chase.  Only user-agent lines and the rare
+    special lines are visited one by one.
     """
     text, builder = _start(body)
     parsed = builder.parsed
     note = parsed.note
-    rows = _ROW_RE.findall(text)
-    if len(rows) != text.count(b"\n") + 1:  # pragma: no cover - a regex invariant
-        raise AssertionError("robots.txt line split went wrong")
-    # Lines without a colon are rare: "<key> <value>" is accepted, the rest noted.
-    for index in [index for index, row in enumerate(rows) if row[2] or row[_JUNK]]:
-        raw_key, value, junk = rows[index][2:]
-        if junk:
-            note(index + 1, IGNORED_LINE)
-            continue
-        note(index + 1, MISSING_COLON, _key_rfc9309(raw_key).written)
-        # Only spaces and tabs separate, but all ASCII whitespace is stripped.
-        rows[index] = (raw_key, value.strip(), b"", b"", b"")
+    if b"\x00" in text:
+        text = _NUL_TAIL_RE.sub(b"", text)
+    lines = text.split(b"\n")
+    colons = [line.find(b":") for line in lines]
 
-    # (line, value) of every key-value line, and what its key is.
-    cache = _KEY_CACHE
-    entries = [
-        (line, row[1], cache.get(row[0]) or _key_rfc9309(row[0]))
-        for line, row in enumerate(rows, 1)
-        if row[0]
+    # Parallel lists over the lines that have a colon: line number, raw value, key.
+    numbers = [number for number, colon in enumerate(colons, 1) if colon >= 0]
+    values = [
+        line[colon + 1 :]
+        for line, colon in zip(lines, colons, strict=True)
+        if colon >= 0
     ]
-    keys = [entry[2] for entry in entries]
+    cache = _KEY_CACHE
+    keys = [
+        cache.get(raw) or _key_rfc9309(raw)
+        for raw in [
+            line[:colon]
+            for line, colon in zip(lines, colons, strict=True)
+            if colon >= 0
+        ]
+    ]
     types = [key.type for key in keys]
 
-    sitemaps = parsed.sitemaps
-    special = [i for i, key in enumerate(keys) if key.type > _UA or key.typo]
+    # Lines with text but no colon before any comment: "key value", or junk.
+    # (Comment lines with a colon stay in the lists as _COMMENT and are ignored.)
+    odd = [
+        n
+        for n, line, colon in zip(count(1), lines, colons, strict=False)
+        if colon < 0 and line and line[0] != 35  # "#"
+    ]
+    if _NOT_A_KEY in types:
+        odd = sorted(
+            odd + [n for n, t in zip(numbers, types, strict=True) if t == _NOT_A_KEY]
+        )
+        keep = [t != _NOT_A_KEY for t in types]
+        numbers = list(compress(numbers, keep))
+        values = list(compress(values, keep))
+        keys = list(compress(keys, keep))
+        types = list(compress(types, keep))
+    bare = _lines_without_key(lines, odd, parsed) if odd else []
+    if bare:
+        merged = sorted([*zip(numbers, values, keys, strict=True), *bare], key=_first)
+        numbers = [entry[0] for entry in merged]
+        values = [entry[1] for entry in merged]
+        keys = [entry[2] for entry in merged]
+        types = [key.type for key in keys]
+
+    special = [i for i, key in enumerate(keys) if _UA < key.type < _COMMENT or key.typo]
     for i in special:
-        line, value, key = entries[i]
+        key = keys[i]
         if key.typo:
-            note(line, MISSPELLING, key.written)
+            note(numbers[i], MISSPELLING, key.written)
         if key.type == _SITEMAP:
+            value = _clean_value(values[i])
             if value:
-                sitemaps.append(decode_text(value))
-        elif key.type == _UNKNOWN and key.written:  # ": value" (empty key) is ignored
-            note(line, UNKNOWN_FIELD, key.written)
+                parsed.sitemaps.append(decode_text(value))
+    # ": value" (an empty key) is ignored without a note, as in the reference.
+    unknown = [i for i in special if keys[i].type == _UNKNOWN and keys[i].written]
+    parsed.note_many(
+        [numbers[i] for i in unknown], UNKNOWN_FIELD, [keys[i].written for i in unknown]
+    )
 
     agent_lines = [i for i, key_type in enumerate(types) if key_type == _UA]
-    if not agent_lines:
-        for i in [i for i, key_type in enumerate(types) if key_type <= ALLOW]:
-            note(entries[i][0], OUTSIDE_GROUP, keys[i].written)
-        return builder.finish()
-    first = agent_lines[0]
+    first = agent_lines[0] if agent_lines else len(types)
     for i in [i for i, key_type in enumerate(types[:first]) if key_type <= ALLOW]:
-        note(entries[i][0], OUTSIDE_GROUP, keys[i].written)
+        note(numbers[i], OUTSIDE_GROUP, keys[i].written)
+    if not agent_lines:
+        return builder.finish()
 
     # Rules from the first user-agent line on, in file order, in the tables.
-    rules = [entry for entry in entries[first:] if entry[2].type <= ALLOW]
-    parsed.rule_lines = array("i", [entry[0] for entry in rules])
-    parsed.rule_codes = array("H", [entry[2].code for entry in rules])
-    builder.values = [entry[1] for entry in rules]
-
-    # rules_before[i]: how many rules of the tables come before entry i.
-    rules_before = list(
-        accumulate([key_type <= ALLOW for key_type in types[first:]], initial=0)
+    is_rule = [key_type <= ALLOW for key_type in types[first:]]
+    parsed.rule_lines = array("i", compress(numbers[first:], is_rule))
+    parsed.rule_codes = array(
+        "H", [key.code for key in compress(keys[first:], is_rule)]
     )
+    rule_values = compress(values[first:], is_rule)
+    if b"#" in text:
+        builder.values = [value.split(b"#", 1)[0].strip() for value in rule_values]
+    else:
+        builder.values = [value.strip() for value in rule_values]
+
+    # rules_before[i]: how many rules of the tables come before entry first + i.
+    rules_before = list(accumulate(is_rule, initial=0))
     group_of_agent: list[Group] = []
     group: Group | None = None
     for i in agent_lines:
@@ -495,7 +561,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
                 group.end = position
             group = Group(position)
             parsed.groups.append(group)
-        value = entries[i][1]
+        value = _clean_value(values[i])
         group.agents.append(decode_text(value))
         name = agent_name_rfc9309(value)
         if name is None:
@@ -503,7 +569,6 @@ def parse_rfc9309(body: bytes) -> Parsed:
         elif name and name not in group.names:
             group.names.append(name)
         group_of_agent.append(group)
-    builder.group = group
 
     for i in special:
         key = keys[i]
@@ -512,7 +577,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
             owner = bisect_right(agent_lines, i) - 1
             builder.group = group_of_agent[owner] if owner >= 0 else None
             convert = parse_delay if key.type == _CRAWL_DELAY else parse_rate
-            builder.group_value(entries[i][0], key, entries[i][1], convert)
+            builder.group_value(numbers[i], key, _clean_value(values[i]), convert)
     builder.group = group
     return builder.finish()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std import _matcher, _parser
 from scrapy_robots_std._parser import (
@@ -14,6 +14,9 @@ from scrapy_robots_std._parser import (
     Diagnostic,
     RequestRate,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "Decision",
@@ -280,23 +283,34 @@ class RobotsTxt:
         patterns = _normalized_patterns(parsed)
         lines = parsed.rule_lines
         codes = parsed.rule_codes
-        candidate = _matcher.candidate
-        entries: list[tuple[str, int]] = []
-        for group in chosen:
-            for index in range(group.start, group.end):
-                pattern = patterns[index]
-                if not pattern:
-                    continue  # an empty pattern matches with priority 0: it never decides
-                allow = codes[index] & 1
-                entries.append(
-                    (pattern, candidate(len(pattern), allow, lines[index], index))
-                )
-                if allow and "/index.htm" in pattern:
-                    directory = _index_html_directory(pattern)
-                    if directory is not None:
-                        value = candidate(len(directory), allow, lines[index], index)
-                        entries.append((directory, value))
-        return _Compiled(chosen, _matcher.RuleSet(entries))
+        if len(chosen) == 1:
+            indexes: Iterable[int] = range(chosen[0].start, chosen[0].end)
+        else:
+            indexes = [
+                index for group in chosen for index in range(group.start, group.end)
+            ]
+        # An empty pattern matches with priority 0: it never decides.
+        indexes = [index for index in indexes if patterns[index]]
+        mine = [patterns[index] for index in indexes]
+        # _matcher.candidate(), inlined: this runs for every rule of the token.
+        line_max, index_bits = _matcher.LINE_MAX, _matcher.INDEX_BITS
+        candidates = [
+            len(pattern) << _matcher.PRIORITY_SHIFT
+            | (codes[index] & 1) << _matcher.ALLOW_SHIFT
+            | (line_max - lines[index]) << index_bits
+            | index
+            for pattern, index in zip(mine, indexes, strict=True)
+        ]
+        if "/index.htm" in "\n".join(mine):
+            for pattern, value in zip(list(mine), list(candidates), strict=True):
+                directory = _index_html_directory(pattern)
+                if directory is not None and _matcher.candidate_allows(value):
+                    index = _matcher.candidate_index(value)
+                    mine.append(directory)
+                    candidates.append(
+                        _matcher.candidate(len(directory), 1, lines[index], index)
+                    )
+        return _Compiled(chosen, _matcher.RuleSet(mine, candidates))
 
     def _compile_1994(self, robot: str) -> _Compiled:
         # A record is user-agent lines *followed by rule lines*: a block of
