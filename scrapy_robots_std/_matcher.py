@@ -15,6 +15,7 @@ the sorted patterns instead of a scan.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from operator import itemgetter
 
@@ -189,8 +190,9 @@ class RuleSet:
             else sorted(best_of)
         )
         self.plain = plain
-        self.plain_best = list(map(best_of.__getitem__, plain))
-        self.parents = _parents(plain)
+        # Arrays, not lists of int objects: a crawl keeps thousands of these.
+        self.plain_best = array("q", map(best_of.__getitem__, plain))
+        self.parents = array("i", _parents(plain))
         self.exact: dict[str, int] = {}
         self.by_last_char: dict[str, list[_Wildcard]] = {}
         self.wildcards: list[_Wildcard] = []

@@ -33,6 +33,7 @@ REASON_NO_GROUP = "no-group"
 REASON_ROBOTS_TXT = "robots-txt"
 
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
+_ALLOW_SHIFT = _matcher.ALLOW_SHIFT
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 _TOKEN_CACHE_LIMIT = 32
 
@@ -146,7 +147,10 @@ class RobotsTxt:
             return self._decide(url, token, with_rule=False).allowed
         # The hot path of a crawl: _decide() inlined, without building a Decision.
         compiled = self._compiled.get(token) or self._compile(token)
-        match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
+        try:
+            match = _HTTP_URL_RE.match(url)
+        except TypeError:
+            match = None
         if match is None:
             return self._decide(
                 url, token, with_rule=False
@@ -162,7 +166,7 @@ class RobotsTxt:
         ):
             return True
         best = rules.best(path)
-        return best < 0 or _matcher.candidate_allows(best)
+        return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
 
     def decide(self, url: str, token: str) -> Decision:
         return self._decide(url, token, with_rule=True)
