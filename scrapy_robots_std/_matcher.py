@@ -157,17 +157,64 @@ def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool
     return path.find(tail, position) >= 0
 
 
-# (candidate, needle, segments, anchored): ``needle`` is the longest literal
-# piece, which must occur in any path the pattern matches.
-_Wildcard = tuple[int, str, tuple[str, ...], bool]
+# (candidate, lead, needle, segments, anchored): ``needle`` is the longest
+# literal piece, which must occur in any path the pattern matches, and
+# ``lead`` its first character - a one-character search is the cheapest test.
+_Wildcard = tuple[int, str, str, tuple[str, ...], bool]
+
+
+class PrefixIndex:
+    """Plain prefixes, sorted, with a link from each to its longest proper prefix.
+
+    The patterns that start a path all lie on one chain: the last pattern that
+    sorts before the path, then its parents.  One bisect and a short walk find
+    them, whatever the number of patterns.
+    """
+
+    __slots__ = ("parents", "patterns", "values")
+
+    def __init__(self, best_of: dict[str, int]) -> None:
+        self.patterns = patterns = sorted(best_of)
+        # Arrays, not lists of int objects: a crawl keeps thousands of these.
+        self.values = array("q", map(best_of.__getitem__, patterns))
+        self.parents = array("i", _parents(patterns))
+
+    def longest(self, path: str) -> int:
+        """The value of the longest pattern that starts ``path``, or -1."""
+        patterns = self.patterns
+        index = bisect_right(patterns, path) - 1
+        parents = self.parents
+        while index >= 0 and not path.startswith(patterns[index]):
+            index = parents[index]
+        return self.values[index] if index >= 0 else -1
+
+    def highest(self, path: str) -> int:
+        """The highest value among all patterns that start ``path``, or -1."""
+        patterns = self.patterns
+        values = self.values
+        parents = self.parents
+        index = bisect_right(patterns, path) - 1
+        best = -1
+        while index >= 0:
+            if path.startswith(patterns[index]):
+                best = max(best, values[index])
+            index = parents[index]
+        return best
+
+
+def best_of(patterns: list[str], candidates: list[int]) -> dict[str, int]:
+    """Each distinct pattern with its highest candidate (the only one that can win)."""
+    found = dict(zip(patterns, candidates, strict=True))
+    if len(found) < len(patterns):
+        # A pattern given twice: sorted by candidate, the dict keeps the best.
+        found = dict(sorted(zip(patterns, candidates, strict=True), key=_second))
+    return found
 
 
 class RuleSet:
-    """The rules that apply to one token, compiled for fast longest-match.
+    """The rules that apply to one token (rfc9309), compiled for longest-match.
 
-    * plain prefixes: sorted; ``parents[i]`` is the longest other plain pattern
-      that is a prefix of ``plain[i]``, so the longest prefix of a path is found
-      by one bisect and a short walk up that chain;
+    * plain prefixes: a :class:`PrefixIndex`;
     * ``$``-anchored patterns without ``*``: a dict, exact lookup;
     * wildcard patterns ending in ``$`` and a literal: filed under that last
       character, so only those that can end like the path are tried;
@@ -175,40 +222,32 @@ class RuleSet:
       they could still beat the best match so far.
     """
 
-    __slots__ = ("by_last_char", "exact", "parents", "plain", "plain_best", "wildcards")
+    __slots__ = ("by_last_char", "exact", "plain", "wildcards")
 
     def __init__(self, patterns: list[str], candidates: list[int]) -> None:
-        best_of = dict(zip(patterns, candidates, strict=True))
-        if len(best_of) < len(patterns):
-            # A pattern given twice: sorted by candidate, the dict keeps the best.
-            best_of = dict(sorted(zip(patterns, candidates, strict=True), key=_second))
-        text = "\n".join(best_of)
+        best = best_of(patterns, candidates)
+        text = "\n".join(best)
         special = "*" in text or "$" in text
-        plain = (
-            sorted(p for p in best_of if "*" not in p and p[-1] != "$")
-            if special
-            else sorted(best_of)
-        )
-        self.plain = plain
-        # Arrays, not lists of int objects: a crawl keeps thousands of these.
-        self.plain_best = array("q", map(best_of.__getitem__, plain))
-        self.parents = array("i", _parents(plain))
+        if special:
+            plain = {p: c for p, c in best.items() if "*" not in p and p[-1] != "$"}
+        self.plain = PrefixIndex(plain if special else best)
         self.exact: dict[str, int] = {}
         self.by_last_char: dict[str, list[_Wildcard]] = {}
         self.wildcards: list[_Wildcard] = []
         if special:
-            self._file_special(best_of)
+            self._file_special(best)
 
-    def _file_special(self, best_of: dict[str, int]) -> None:
+    def _file_special(self, best: dict[str, int]) -> None:
         by_last_char = self.by_last_char
-        for pattern, value in best_of.items():
+        for pattern, value in best.items():
             anchored = pattern.endswith("$")
             if "*" not in pattern:
                 if anchored:
                     self.exact[pattern[:-1]] = value
                 continue
             segments = tuple((pattern[:-1] if anchored else pattern).split("*"))
-            entry = (value, max(segments, key=len), segments, anchored)
+            needle = max(segments, key=len)
+            entry = (value, needle[:1], needle, segments, anchored)
             if anchored and segments[-1]:
                 by_last_char.setdefault(segments[-1][-1], []).append(entry)
             else:
@@ -219,30 +258,30 @@ class RuleSet:
 
     def best(self, path: str) -> int:
         """The deciding candidate for ``path``, or -1 when no rule matches."""
-        best = -1
-        plain = self.plain
-        if plain:
-            index = bisect_right(plain, path) - 1
-            parents = self.parents
-            while index >= 0 and not path.startswith(plain[index]):
-                index = parents[index]
-            if index >= 0:
-                best = self.plain_best[index]
+        best = self.plain.longest(path)
         if self.exact:
             best = max(best, self.exact.get(path, -1))
         if self.by_last_char:
-            for value, needle, segments, anchored in self.by_last_char.get(
+            for value, lead, needle, segments, anchored in self.by_last_char.get(
                 path[-1], ()
             ):
                 if value <= best:
                     break
-                if needle in path and wildcard_match(path, segments, anchored):
+                if (
+                    lead in path
+                    and needle in path
+                    and wildcard_match(path, segments, anchored)
+                ):
                     best = value
                     break
-        for value, needle, segments, anchored in self.wildcards:
+        for value, lead, needle, segments, anchored in self.wildcards:
             if value <= best:
                 break
-            if needle in path and wildcard_match(path, segments, anchored):
+            if (
+                lead in path
+                and needle in path
+                and wildcard_match(path, segments, anchored)
+            ):
                 return value
         return best
 

@@ -92,13 +92,13 @@ class _Compiled(NamedTuple):
     """What one token needs: its groups and their rules, ready to match."""
 
     groups: tuple[_parser.Group, ...]
-    rules: _matcher.RuleSet | None  # rfc9309
-    prefixes: tuple[
-        tuple[str, int], ...
-    ] = ()  # 1994: (pattern, rule index) in file order
+    rules: _matcher.RuleSet | None = None  # rfc9309
+    # 1994: each pattern valued (LINE_MAX - line) << INDEX_BITS | rule index, so
+    # the highest value among the patterns that start a path is the first line.
+    prefixes: _matcher.PrefixIndex | None = None
 
 
-_NO_GROUP = _Compiled((), None)
+_NO_GROUP = _Compiled(())
 
 
 class RobotsTxt:
@@ -229,11 +229,10 @@ class RobotsTxt:
                 return _ALLOWED_ROBOTS_TXT
             if not compiled.groups:
                 return _ALLOWED_NO_GROUP
-            index = next(
-                (i for prefix, i in compiled.prefixes if path.startswith(prefix)), -1
-            )
-            if index < 0:
+            first = compiled.prefixes.highest(path) if compiled.prefixes else -1
+            if first < 0:
                 return _ALLOWED_NO_MATCH
+            index = _matcher.candidate_index(first)
             allowed = self._parsed.rule_codes[index] & 1 == _parser.ALLOW
         if not with_rule:
             return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
@@ -329,11 +328,18 @@ class RobotsTxt:
         if not chosen:
             return _NO_GROUP
         # An empty value matches nothing (an empty Disallow allows all).
-        prefixes = tuple(
-            (_matcher.normalize_1994(value), index)
-            for index, _, value in self._rules_of(chosen)
-            if value
-        )
+        parsed = self._parsed
+        values = parsed.values()
+        indexes = [
+            i for group in chosen for i in range(group.start, group.end) if values[i]
+        ]
+        patterns = [_matcher.normalize_1994(values[index]) for index in indexes]
+        firsts = [
+            (_matcher.LINE_MAX - parsed.rule_lines[index]) << _matcher.INDEX_BITS
+            | index
+            for index in indexes
+        ]
+        prefixes = _matcher.PrefixIndex(_matcher.best_of(patterns, firsts))
         return _Compiled(chosen, None, prefixes)
 
 

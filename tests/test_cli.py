@@ -459,3 +459,30 @@ def test_bad_arguments_are_reported_before_fetching(server: ScriptedServer) -> N
     result = run_cli(server.url("/robots.txt"), "not-a-url", "--token", "FooBot")
     assert result.returncode == 2
     assert server.requests == []
+
+
+def test_closed_stdout_gives_no_traceback(tmp_path: Path) -> None:
+    """`... --json | head -1`: the reader goes away before the output is written."""
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes(b"User-agent: *\nDisallow: /p\n")
+    urls = [f"http://example.com/p{i}" for i in range(2000)]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "scrapy_robots_std",
+            str(robots),
+            *urls,
+            "--token",
+            "Bot",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=60)
+    assert b"Traceback" not in stderr
+    assert process.returncode in (0, 1)
