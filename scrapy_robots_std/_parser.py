@@ -29,6 +29,9 @@ STANDARDS = (RFC9309, STD1994)
 MAX_BODY_BYTES = 512_000
 #: The reference parser keeps at most this many bytes of one line (2083 * 8 - 1).
 MAX_LINE_BYTES = 16_663
+#: Diagnostics kept per body: an HTML page served as robots.txt has a note for
+#: every line, and a crawl may hold thousands of parsed files.
+MAX_NOTES = 1_000
 
 # Rule kinds, stored in ``Group.codes`` together with the spelling index.
 DISALLOW = 0
@@ -174,6 +177,7 @@ class Parsed:
         "note_details",
         "note_kinds",
         "note_lines",
+        "notes_dropped",
         "rule_codes",
         "rule_lines",
         "rule_values",
@@ -191,8 +195,14 @@ class Parsed:
         self.note_kinds = array("B")
         self.note_details: list[str] = []
         self.truncated = False
+        self.notes_dropped = 0
 
-    def note(self, line: int, kind: int, detail: str = "") -> None:
+    def note(
+        self, line: int, kind: int, detail: str = "", *, always: bool = False
+    ) -> None:
+        if len(self.note_lines) >= MAX_NOTES and not always:
+            self.notes_dropped += 1
+            return
         self.note_lines.append(line)
         self.note_kinds.append(kind)
         self.note_details.append(detail)
@@ -200,6 +210,11 @@ class Parsed:
     def note_many(
         self, lines: list[int], kind: int, details: list[str] | None = None
     ) -> None:
+        room = max(0, MAX_NOTES - len(self.note_lines))
+        if len(lines) > room:
+            self.notes_dropped += len(lines) - room
+            lines = lines[:room]
+            details = details[:room] if details is not None else None
         self.note_lines.extend(lines)
         self.note_kinds.extend(bytes((kind,)) * len(lines))
         self.note_details.extend(details if details is not None else [""] * len(lines))
@@ -214,10 +229,14 @@ class Parsed:
         notes = sorted(
             zip(self.note_lines, self.note_kinds, self.note_details, strict=True)
         )
-        return [
+        found = [
             Diagnostic(line, _NOTE_KINDS[kind], _NOTE_TEXT[kind].format(detail))
             for line, kind, detail in notes
         ]
+        if self.notes_dropped:
+            text = f"{self.notes_dropped} more notes not kept (at most {MAX_NOTES} are)"
+            found.append(Diagnostic(0, "notes-cut", text))
+        return found
 
 
 def decode_text(value: bytes) -> str:
@@ -412,7 +431,7 @@ class _Builder:
         parsed = self.parsed
         parsed.rule_values = b"\n".join(self.values)
         if parsed.truncated:
-            parsed.note(0, BODY_CUT)
+            parsed.note(0, BODY_CUT, always=True)
         return parsed
 
 
