@@ -5,8 +5,13 @@ The public API lives here; every other module is an implementation detail.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from scrapy_robots_std._parser import Diagnostic, RequestRate
 from scrapy_robots_std._robots import Decision, RobotsTxt, Rule, parse
+
+if TYPE_CHECKING:
+    from scrapy_robots_std.scrapy_parser import StdRobotParser
 
 __version__ = "0.1.0"
 
