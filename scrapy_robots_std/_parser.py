@@ -183,6 +183,7 @@ class Parsed:
         "rule_values",
         "sitemaps",
         "truncated",
+        "value_offsets",
     )
 
     def __init__(self) -> None:
@@ -196,6 +197,7 @@ class Parsed:
         self.note_details: list[str] = []
         self.truncated = False
         self.notes_dropped = 0
+        self.value_offsets: array[int] | None = None  # built on the first value()
 
     def note(
         self, line: int, kind: int, detail: str = "", *, always: bool = False
@@ -218,6 +220,20 @@ class Parsed:
         self.note_lines.extend(lines)
         self.note_kinds.extend(bytes((kind,)) * len(lines))
         self.note_details.extend(details if details is not None else [""] * len(lines))
+
+    def value(self, index: int) -> bytes:
+        """Rule ``index``'s pattern as written, without splitting all of them."""
+        blob = self.rule_values
+        offsets = self.value_offsets
+        if offsets is None:
+            starts = [0]
+            position = blob.find(b"\n")
+            while position >= 0:
+                starts.append(position + 1)
+                position = blob.find(b"\n", position + 1)
+            starts.append(len(blob) + 1)
+            offsets = self.value_offsets = array("I", starts)
+        return blob[offsets[index] : offsets[index + 1] - 1]
 
     def values(self) -> list[bytes]:
         return self.rule_values.split(b"\n") if self.rule_lines else []

@@ -245,7 +245,7 @@ class RobotsTxt:
         return Rule(
             line=parsed.rule_lines[index],
             directive=parsed.directive(index),
-            pattern=_parser.decode_text(parsed.values()[index]),
+            pattern=_parser.decode_text(parsed.value(index)),
             allow=code & 1 == _parser.ALLOW,
             agents=tuple(group.agents),
         )
