@@ -58,6 +58,8 @@ TARGET_PARSE_RATIO = 4.0  # parse throughput, ours / Protego, at least
 TARGET_MATCH_RATIO = 5.0  # match throughput, ours / Protego, at least
 TARGET_MEM_RATIO = 0.3  # retained bytes per file, ours / Protego, at most
 TARGET_PATHO_S = 1e-3  # every pathological call, at most
+#: In the markdown file, everything from this line on is kept across runs.
+ANALYSIS_MARKER = "<!-- analysis: kept by parsers.py across runs -->"
 
 #: URLs per site answered in the memory pass (tracemalloc makes matching slow).
 MEM_URLS_PER_SITE = 5
@@ -1204,7 +1206,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(report.text(), end="")
     if args.markdown is not None:
-        args.markdown.write_text(report.markdown(_command_line()), encoding="utf-8")
+        # Hand-written analysis below the marker survives a new run.
+        kept = ""
+        if args.markdown.exists():
+            old = args.markdown.read_text(encoding="utf-8")
+            if ANALYSIS_MARKER in old:
+                kept = "\n" + ANALYSIS_MARKER + old.split(ANALYSIS_MARKER, 1)[1]
+        text = report.markdown(_command_line()) + kept
+        args.markdown.write_text(text, encoding="utf-8")
         log(f"wrote {args.markdown}")
     return 0
 
