@@ -363,7 +363,12 @@ def _key_rfc9309(raw_key: bytes) -> _Key:
     found = _KEY_CACHE.get(raw_key)
     if found is None:
         found = _classify_rfc9309(raw_key)
-        if found.type < _NOT_A_KEY and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
+        # Junk (HTML served as robots.txt) must not fill the cache: keep
+        # recognised keys and short unknown ones ("Host", "Clean-param").
+        cacheable = found.type < _UNKNOWN or (
+            found.type == _UNKNOWN and len(raw_key) <= 24
+        )
+        if cacheable and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
             _KEY_CACHE[raw_key] = found
     return found
 
