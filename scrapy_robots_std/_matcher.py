@@ -18,6 +18,10 @@ import re
 from array import array
 from bisect import bisect_right
 from operator import itemgetter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -262,28 +266,20 @@ class RuleSet:
         if self.exact:
             best = max(best, self.exact.get(path, -1))
         if self.by_last_char:
-            for value, lead, needle, segments, anchored in self.by_last_char.get(
-                path[-1], ()
-            ):
-                if value <= best:
-                    break
-                if (
-                    lead in path
-                    and needle in path
-                    and wildcard_match(path, segments, anchored)
-                ):
-                    best = value
-                    break
-        for value, lead, needle, segments, anchored in self.wildcards:
-            if value <= best:
-                break
-            if (
-                lead in path
-                and needle in path
-                and wildcard_match(path, segments, anchored)
-            ):
-                return value
+            best = _first_wildcard(self.by_last_char.get(path[-1], ()), path, best)
+        if self.wildcards:
+            best = _first_wildcard(self.wildcards, path, best)
         return best
+
+
+def _first_wildcard(entries: Iterable[_Wildcard], path: str, floor: int) -> int:
+    """The first of ``entries`` (best first) above ``floor`` that matches, else floor."""
+    for value, lead, needle, segments, anchored in entries:
+        if value <= floor:
+            break
+        if lead in path and needle in path and wildcard_match(path, segments, anchored):
+            return value
+    return floor
 
 
 _second = itemgetter(1)

@@ -10,22 +10,12 @@ from scrapy_robots_std import _matcher, _parser
 from scrapy_robots_std._parser import (
     RFC9309,
     STANDARDS,
-    STD1994,
     Diagnostic,
     RequestRate,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-__all__ = [
-    "Decision",
-    "Diagnostic",
-    "RequestRate",
-    "RobotsTxt",
-    "Rule",
-    "parse",
-]
 
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
@@ -173,31 +163,18 @@ class RobotsTxt:
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests asked of ``token``; None when not set (or 1994)."""
-        compiled = self._compile(token)
-        if self.standard != RFC9309:
-            return None
-        return next(
-            (
-                group.crawl_delay
-                for group in compiled.groups
-                if group.crawl_delay is not None
-            ),
-            None,
-        )
+        delays = [group.crawl_delay for group in self._groups_with_extras(token)]
+        return next((delay for delay in delays if delay is not None), None)
 
     def request_rate(self, token: str) -> RequestRate | None:
         """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
-        compiled = self._compile(token)
-        if self.standard != RFC9309:
-            return None
-        return next(
-            (
-                group.request_rate
-                for group in compiled.groups
-                if group.request_rate is not None
-            ),
-            None,
-        )
+        rates = [group.request_rate for group in self._groups_with_extras(token)]
+        return next((rate for rate in rates if rate is not None), None)
+
+    def _groups_with_extras(self, token: str) -> tuple[_parser.Group, ...]:
+        """The groups whose Crawl-delay / Request-rate apply: none in 1994 mode."""
+        groups = self._compile(token).groups  # validates the token in both modes
+        return groups if self.standard == RFC9309 else ()
 
     def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
         """The user-agent lines of every group that applies to ``token``."""
@@ -396,6 +373,3 @@ _DISALLOWED_RULE = Decision(False, None, REASON_RULE)
 def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:
     """Shortcut for :meth:`RobotsTxt.parse`."""
     return RobotsTxt.parse(body, standard)
-
-
-__all__ += ["RFC9309", "STD1994"]
