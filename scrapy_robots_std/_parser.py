@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ MAX_LINE_BYTES = 16_663
 #: every line, and a crawl may hold thousands of parsed files.
 MAX_NOTES = 1_000
 
-# Rule kinds, stored in ``Group.codes`` together with the spelling index.
+# Rule kinds: bit 0 of ``Parsed.rule_codes`` (the other bits: the spelling id).
 DISALLOW = 0
 ALLOW = 1
 
@@ -46,7 +47,10 @@ _NOTES = (
     ("line-cut", "line longer than 16663 bytes was cut"),
     ("misspelling", "misspelling {!r} accepted"),
     ("missing-colon", "missing ':' after {} accepted"),
-    ("rule-outside-group", "{} line before any User-agent line ignored"),
+    (
+        "rule-outside-group",
+        "{} line outside any group (no User-agent line above it) ignored",
+    ),
     ("unknown-field", "unknown field {!r} ignored"),
     ("invalid-value", "{} ignored"),
     ("no-colon", "line without ':' ignored"),
@@ -153,13 +157,20 @@ _SPELLING_IDS: dict[str, int] = {"Disallow": 0, "Allow": 1}
 _SPELLING_LIMIT = 4096
 
 
+_SPELLING_LOCK = threading.Lock()
+
+
 def _spelling_id(written: str, kind: int) -> int:
     found = _SPELLING_IDS.get(written)
     if found is None:
-        if len(_SPELLINGS) >= _SPELLING_LIMIT:
-            return kind
-        found = _SPELLING_IDS[written] = len(_SPELLINGS)
-        _SPELLINGS.append(written)
+        with _SPELLING_LOCK:  # parsers in several threads must not share an id
+            found = _SPELLING_IDS.get(written)
+            if found is None:
+                if len(_SPELLINGS) >= _SPELLING_LIMIT:
+                    return kind
+                found = len(_SPELLINGS)
+                _SPELLINGS.append(written)
+                _SPELLING_IDS[written] = found
     return found
 
 
