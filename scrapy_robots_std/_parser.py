@@ -112,6 +112,14 @@ class Group:
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
 
+    def add_agent(self, value: bytes, name: str | None) -> None:
+        """A user-agent line; ``name`` None for ``*``, "" when it names no one."""
+        self.agents.append(decode_text(value))
+        if name is None:
+            self.is_global = True
+        elif name and name not in self.names:
+            self.names.append(name)
+
 
 class RequestRate(NamedTuple):
     """``Request-rate: 1/5`` -> ``RequestRate(requests=1, seconds=5.0)``."""
@@ -294,21 +302,15 @@ def prepare_body(body: bytes) -> tuple[bytes, bool]:
     return body, truncated
 
 
-def _cut_long_lines(text: bytes, parsed: Parsed) -> bytes:
-    if len(text) <= MAX_LINE_BYTES:
-        return text
-    lines = text.split(b"\n")
-    if max(map(len, lines)) <= MAX_LINE_BYTES:
-        return text
+def _cut_long_lines(text: bytes, lines: list[bytes], parsed: Parsed) -> None:
+    if len(text) <= MAX_LINE_BYTES or max(map(len, lines)) <= MAX_LINE_BYTES:
+        return
     for index, line in enumerate(lines):
         if len(line) > MAX_LINE_BYTES:
             lines[index] = line[:MAX_LINE_BYTES]
             parsed.note(index + 1, LINE_CUT)
-    return b"\n".join(lines)
 
 
-# A NUL octet ends its line, as in the reference (which works on C strings).
-_NUL_TAIL_RE = re.compile(rb"\x00[^\n]*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 
@@ -428,11 +430,7 @@ class _Builder:
             self.end_group()
             group = self.group = Group(len(self.values))
             self.parsed.groups.append(group)
-        group.agents.append(decode_text(value))
-        if name is None:
-            group.is_global = True
-        elif name and name not in group.names:
-            group.names.append(name)
+        group.add_agent(value, name)
 
     def rule(self, line: int, key: _Key, value: bytes) -> None:
         if self.group is None:
@@ -471,11 +469,14 @@ def _first(entry: tuple[int, bytes, _Key]) -> int:
     return entry[0]
 
 
-def _start(body: bytes) -> tuple[bytes, _Builder]:
+def _start(body: bytes) -> tuple[bytes, list[bytes], _Builder]:
+    """The prepared body, its lines (over-long ones cut), and a builder."""
     text, truncated = prepare_body(body)
     parsed = Parsed()
     parsed.truncated = truncated
-    return _cut_long_lines(text, parsed), _Builder(parsed)
+    lines = text.split(b"\n")
+    _cut_long_lines(text, lines, parsed)
+    return text, lines, _Builder(parsed)
 
 
 def _clean_value(value: bytes) -> bytes:
@@ -516,12 +517,14 @@ def parse_rfc9309(body: bytes) -> Parsed:
     collector has nothing to chase.  Only user-agent lines and the rare
     special lines are visited one by one.
     """
-    text, builder = _start(body)
+    text, lines, builder = _start(body)
     parsed = builder.parsed
     note = parsed.note
     if b"\x00" in text:
-        text = _NUL_TAIL_RE.sub(b"", text)
-    lines = text.split(b"\n")
+        # A NUL octet ends its line, as in the reference (which works on C strings).
+        lines = [
+            line.split(b"\x00", 1)[0] if b"\x00" in line else line for line in lines
+        ]
     colons = [line.find(b":") for line in lines]
 
     # Parallel lists over the lines that have a colon: line number, raw value, key.
@@ -613,12 +616,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
             group = Group(position)
             parsed.groups.append(group)
         value = _clean_value(values[i])
-        group.agents.append(decode_text(value))
-        name = agent_name_rfc9309(value)
-        if name is None:
-            group.is_global = True
-        elif name and name not in group.names:
-            group.names.append(name)
+        group.add_agent(value, agent_name_rfc9309(value))
         group_of_agent.append(group)
 
     for i in special:
@@ -642,9 +640,9 @@ _1994_FIELDS = {
 
 
 def parse_1994(body: bytes) -> Parsed:
-    text, builder = _start(body)
+    _, lines, builder = _start(body)
     parsed = builder.parsed
-    for line, raw in enumerate(text.split(b"\n"), 1):
+    for line, raw in enumerate(lines, 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
             builder.end_group()  # a blank line ends the record
