@@ -83,7 +83,7 @@ class _Compiled(NamedTuple):
 
     groups: tuple[_parser.Group, ...]
     rules: _matcher.RuleSet | None = None  # rfc9309
-    # 1994: each pattern valued (LINE_MAX - line) << INDEX_BITS | rule index, so
+    # 1994: each pattern valued candidate(0, 0, line, rule index), so
     # the highest value among the patterns that start a path is the first line.
     prefixes: _matcher.PrefixIndex | None = None
 
@@ -272,13 +272,9 @@ class RobotsTxt:
         # An empty pattern matches with priority 0: it never decides.
         indexes = [index for index in indexes if patterns[index]]
         mine = [patterns[index] for index in indexes]
-        # _matcher.candidate(), inlined: this runs for every rule of the token.
-        line_max, index_bits = _matcher.LINE_MAX, _matcher.INDEX_BITS
+        candidate = _matcher.candidate
         candidates = [
-            len(pattern) << _matcher.PRIORITY_SHIFT
-            | (codes[index] & 1) << _matcher.ALLOW_SHIFT
-            | (line_max - lines[index]) << index_bits
-            | index
+            candidate(len(pattern), codes[index] & 1, lines[index], index)
             for pattern, index in zip(mine, indexes, strict=True)
         ]
         if "/index.htm" in "\n".join(mine):
@@ -311,11 +307,9 @@ class RobotsTxt:
             i for group in chosen for i in range(group.start, group.end) if values[i]
         ]
         patterns = [_matcher.normalize_1994(values[index]) for index in indexes]
-        firsts = [
-            (_matcher.LINE_MAX - parsed.rule_lines[index]) << _matcher.INDEX_BITS
-            | index
-            for index in indexes
-        ]
+        # Priority 0 and no allow bit: the earliest line is the highest value.
+        lines = parsed.rule_lines
+        firsts = [_matcher.candidate(0, 0, lines[index], index) for index in indexes]
         prefixes = _matcher.PrefixIndex(_matcher.best_of(patterns, firsts))
         return _Compiled(chosen, None, prefixes)
 
