@@ -11,15 +11,20 @@ from scrapy_robots_std._parser import Diagnostic, RequestRate
 from scrapy_robots_std._robots import Decision, RobotsTxt, Rule, parse
 
 if TYPE_CHECKING:
+    from scrapy_robots_std.addon import Addon
+    from scrapy_robots_std.middleware import RobotsTxtDisallowed, RobotsTxtStdMiddleware
     from scrapy_robots_std.scrapy_parser import StdRobotParser
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Addon",
     "Decision",
     "Diagnostic",
     "RequestRate",
     "RobotsTxt",
+    "RobotsTxtDisallowed",
+    "RobotsTxtStdMiddleware",
     "Rule",
     "StdRobotParser",
     "__version__",
@@ -27,10 +32,20 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # The Scrapy backend imports Scrapy; the parser must stay importable without it.
-    if name == "StdRobotParser":
-        from scrapy_robots_std.scrapy_parser import StdRobotParser
+#: Names that need Scrapy, imported on first use so the parser stays importable
+#: without it.
+_SCRAPY_NAMES = {
+    "Addon": "scrapy_robots_std.addon",
+    "RobotsTxtDisallowed": "scrapy_robots_std.middleware",
+    "RobotsTxtStdMiddleware": "scrapy_robots_std.middleware",
+    "StdRobotParser": "scrapy_robots_std.scrapy_parser",
+}
 
-        return StdRobotParser
+
+def __getattr__(name: str) -> object:
+    module = _SCRAPY_NAMES.get(name)
+    if module is not None:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -137,6 +137,14 @@ class StdRobotParser(RobotParser):
         value = settings.get(SETTING) if settings is not None else None
         return cls(robotstxt_body, standard=_standard_from_value(value))
 
+    @classmethod
+    def from_robots(cls, robots: RobotsTxt) -> Self:
+        """Wrap an already parsed :class:`RobotsTxt` (no second parse)."""
+        parser = cls.__new__(cls)
+        parser.robots = robots
+        parser._tokens = {}
+        return parser
+
     @property
     def standard(self) -> str:
         """``"rfc9309"`` or ``"1994"``."""

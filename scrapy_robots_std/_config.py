@@ -1,0 +1,193 @@
+"""Every setting the middleware reads, read and checked in one place.
+
+:meth:`Config.from_settings` raises :class:`SettingsError` (a ``ValueError``) whose
+message starts with the setting's name, so a bad value stops the crawl at start
+with a message that says what to fix. The README's settings table mirrors
+:data:`DEFAULTS`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from scrapy_robots_std._policy import MAX_TTL
+from scrapy_robots_std.scrapy_parser import SETTING as STANDARD_SETTING
+from scrapy_robots_std.scrapy_parser import _standard_from_value, product_token
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["DEFAULTS", "Config", "SettingsError"]
+
+#: ``ROBOTS_STD_*`` settings and their defaults.
+DEFAULTS: Final[dict[str, Any]] = {
+    "ROBOTS_STD_STANDARD": "rfc9309",
+    "ROBOTS_STD_FETCH_TIMEOUT": 15.0,
+    "ROBOTS_STD_FETCH_RETRIES": 2,
+    "ROBOTS_STD_RETRY_BACKOFF": 2.0,
+    "ROBOTS_STD_RETRY_AFTER_MAX": 30.0,
+    "ROBOTS_STD_MAX_WAIT": 60.0,
+    "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.MemoryCache",
+    "ROBOTS_STD_CACHE_TTL": MAX_TTL,
+    "ROBOTS_STD_CACHE_MIN_TTL": 60.0,
+    "ROBOTS_STD_UNREACHABLE_TTL": 120.0,
+    "ROBOTS_STD_CACHE_MAX_ORIGINS": 10_000,
+    "ROBOTS_STD_MAX_DECOMPRESSED_SIZE": 4 * 1024 * 1024,
+    "ROBOTS_STD_DRY_RUN": False,
+    "ROBOTS_STD_SUMMARY_TOP": 5,
+}
+
+#: The decompressed size below which a compressed robots.txt cannot be cut to the
+#: 500 KiB the parser reads.
+_MIN_DECOMPRESSED: Final = 512_000
+
+
+class SettingsError(ValueError):
+    """A setting has a value the middleware cannot use."""
+
+
+def _get(settings: BaseSettings, name: str) -> Any:
+    value = settings.get(name)
+    return DEFAULTS[name] if value is None or value == "" else value
+
+
+def _number(
+    settings: BaseSettings,
+    name: str,
+    *,
+    low: float,
+    high: float = math.inf,
+    low_inclusive: bool = True,
+) -> float:
+    raw = _get(settings, name)
+    try:
+        if isinstance(raw, bool):
+            raise TypeError
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
+    too_low = value < low if low_inclusive else value <= low
+    if math.isnan(value) or too_low or value > high:
+        bound = ">=" if low_inclusive else ">"
+        upper = f" and <= {high:g}" if high != math.inf else ""
+        raise SettingsError(
+            f"{name}: expected a number {bound} {low:g}{upper}, got {raw!r}"
+        )
+    return value
+
+
+def _integer(settings: BaseSettings, name: str, *, low: int) -> int:
+    raw = _get(settings, name)
+    if isinstance(raw, bool):
+        raise SettingsError(f"{name}: expected an integer, got {raw!r}")
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise SettingsError(f"{name}: expected an integer, got {raw!r}") from None
+    if isinstance(raw, float) and raw != value:
+        raise SettingsError(f"{name}: expected an integer, got {raw!r}")
+    if value < low:
+        raise SettingsError(f"{name}: expected an integer >= {low}, got {raw!r}")
+    return value
+
+
+def _boolean(settings: BaseSettings, name: str) -> bool:
+    try:
+        return settings.getbool(name, DEFAULTS[name])
+    except ValueError:
+        raise SettingsError(
+            f"{name}: expected True or False, got {settings.get(name)!r}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class Config:
+    """The middleware's settings, validated. See the README's settings table."""
+
+    standard: str
+    #: ``ROBOTSTXT_USER_AGENT`` reduced to its product token, or ``None`` to use each
+    #: request's ``User-Agent`` header.
+    token: str | None
+    default_user_agent: str
+    fetch_timeout: float
+    fetch_retries: int
+    retry_backoff: float
+    retry_after_max: float
+    max_wait: float
+    cache_backend: Any
+    cache_ttl: float
+    cache_min_ttl: float
+    unreachable_ttl: float
+    cache_max_origins: int
+    max_decompressed_size: int
+    dry_run: bool
+    summary_top: int
+
+    @classmethod
+    def from_settings(cls, settings: BaseSettings) -> Config:
+        try:
+            standard = _standard_from_value(settings.get(STANDARD_SETTING))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+
+        token: str | None = None
+        raw_token = settings.get("ROBOTSTXT_USER_AGENT")
+        if raw_token:
+            if not isinstance(raw_token, (str, bytes)):
+                raise SettingsError(
+                    f"ROBOTSTXT_USER_AGENT: expected a string, got {raw_token!r}"
+                )
+            token = product_token(raw_token, standard)
+            if token is None:
+                shape = (
+                    "[A-Za-z_-]+" if standard == "rfc9309" else "no whitespace or '/'"
+                )
+                raise SettingsError(
+                    f"ROBOTSTXT_USER_AGENT: {raw_token!r} has no product token "
+                    f"({shape}) to match robots.txt groups with"
+                )
+        user_agent = settings.get("USER_AGENT") or ""
+        if not isinstance(user_agent, str):
+            raise SettingsError(f"USER_AGENT: expected a string, got {user_agent!r}")
+
+        ttl = _number(settings, "ROBOTS_STD_CACHE_TTL", low=0, high=MAX_TTL)
+        min_ttl = _number(settings, "ROBOTS_STD_CACHE_MIN_TTL", low=0, high=MAX_TTL)
+        if min_ttl > ttl:
+            raise SettingsError(
+                f"ROBOTS_STD_CACHE_MIN_TTL: {min_ttl:g} is above "
+                f"ROBOTS_STD_CACHE_TTL ({ttl:g})"
+            )
+        backend = _get(settings, "ROBOTS_STD_CACHE_BACKEND")
+        if not isinstance(backend, (str, type)):
+            raise SettingsError(
+                "ROBOTS_STD_CACHE_BACKEND: expected an import path or a class, "
+                f"got {backend!r}"
+            )
+        return cls(
+            standard=standard,
+            token=token,
+            default_user_agent=user_agent,
+            fetch_timeout=_number(
+                settings, "ROBOTS_STD_FETCH_TIMEOUT", low=0, low_inclusive=False
+            ),
+            fetch_retries=_integer(settings, "ROBOTS_STD_FETCH_RETRIES", low=0),
+            retry_backoff=_number(settings, "ROBOTS_STD_RETRY_BACKOFF", low=0),
+            retry_after_max=_number(settings, "ROBOTS_STD_RETRY_AFTER_MAX", low=0),
+            max_wait=_number(
+                settings, "ROBOTS_STD_MAX_WAIT", low=0, low_inclusive=False
+            ),
+            cache_backend=backend,
+            cache_ttl=ttl,
+            cache_min_ttl=min_ttl,
+            unreachable_ttl=_number(
+                settings, "ROBOTS_STD_UNREACHABLE_TTL", low=0, high=MAX_TTL
+            ),
+            cache_max_origins=_integer(settings, "ROBOTS_STD_CACHE_MAX_ORIGINS", low=1),
+            max_decompressed_size=_integer(
+                settings, "ROBOTS_STD_MAX_DECOMPRESSED_SIZE", low=_MIN_DECOMPRESSED
+            ),
+            dry_run=_boolean(settings, "ROBOTS_STD_DRY_RUN"),
+            summary_top=_integer(settings, "ROBOTS_STD_SUMMARY_TOP", low=0),
+        )

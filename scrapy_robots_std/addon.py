@@ -1,0 +1,33 @@
+"""``ADDONS = {"scrapy_robots_std.Addon": 0}``: one line to switch robots.txt layers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
+
+from scrapy_robots_std.middleware import RobotsTxtStdMiddleware
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+__all__ = ["MIDDLEWARE_PRIORITY", "Addon"]
+
+#: The built-in RobotsTxtMiddleware's slot in DOWNLOADER_MIDDLEWARES_BASE.
+MIDDLEWARE_PRIORITY = 100
+
+
+class Addon:
+    """Puts :class:`RobotsTxtStdMiddleware` in the built-in's slot and removes the built-in.
+
+    ``ROBOTSTXT_OBEY`` stays the one on/off switch: with it off, the middleware
+    raises ``NotConfigured`` and nothing obeys robots.txt, as with the built-in.
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        settings.set_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None
+        )
+        settings.setdefault_in_component_priority_dict(
+            "DOWNLOADER_MIDDLEWARES", RobotsTxtStdMiddleware, MIDDLEWARE_PRIORITY
+        )

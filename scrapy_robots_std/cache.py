@@ -1,0 +1,115 @@
+"""Where robots.txt verdicts are kept between requests: a small backend interface.
+
+The middleware talks to a :class:`RobotsCache`; which class it uses is chosen by the
+``ROBOTS_STD_CACHE_BACKEND`` setting (default :class:`MemoryCache`). A backend stores
+:class:`CacheEntry` objects by origin (``"https://example.com:443"``) and bounds its
+own size; the middleware decides freshness from ``expires_at``, so a backend may hand
+back an expired entry (the middleware uses it only as a stale copy when the origin
+has become unreachable, as RFC 9309 2.4 allows).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+    from scrapy_robots_std._robots import RobotsTxt
+
+__all__ = ["CacheEntry", "MemoryCache", "RobotsCache"]
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One origin's robots.txt verdict.
+
+    ``verdict`` is ``"parse"`` (``robots`` holds the rules), ``"allow-all"``,
+    ``"disallow-all"`` (1994: 401/403) or ``"unreachable"``. ``reason`` is the
+    bounded label the fetch policy gave (``"2xx"``, ``"4xx"``, ``"5xx"``, ...) and
+    ``detail`` a human sentence for log lines (``"HTTP 503 after 3 attempts"``).
+    Times are ``time.time()`` seconds.
+    """
+
+    origin: str
+    robots_url: str
+    verdict: str
+    reason: str
+    detail: str
+    robots: RobotsTxt | None
+    status: int | None
+    fetched_at: float
+    expires_at: float
+
+    def fresh(self, now: float | None = None) -> bool:
+        return (time.time() if now is None else now) < self.expires_at
+
+
+@runtime_checkable
+class RobotsCache(Protocol):
+    """The interface a cache backend implements.
+
+    ``get`` returns the entry for an origin (fresh or not) or ``None``; ``put``
+    stores one and returns how many entries it evicted to stay within its bound.
+    ``open``/``close`` are called when the spider opens and closes. Backends are
+    built with ``scrapy.utils.misc.build_from_crawler``, so a ``from_crawler``
+    classmethod may read settings.
+    """
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def get(self, origin: str) -> CacheEntry | None: ...
+
+    def put(self, entry: CacheEntry) -> int: ...
+
+    def __len__(self) -> int: ...
+
+
+class MemoryCache:
+    """The default backend: a dict in this process, least recently used out first.
+
+    ``max_origins`` bounds the number of entries (``ROBOTS_STD_CACHE_MAX_ORIGINS``);
+    each entry's size is bounded by the parser's 500 KiB body limit.
+    """
+
+    def __init__(self, max_origins: int = 10_000) -> None:
+        if max_origins < 1:
+            raise ValueError("max_origins must be at least 1")
+        self.max_origins = max_origins
+        self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        from scrapy_robots_std._config import Config
+
+        return cls(Config.from_settings(crawler.settings).cache_max_origins)
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._entries.clear()
+
+    def get(self, origin: str) -> CacheEntry | None:
+        entry = self._entries.get(origin)
+        if entry is not None:
+            self._entries.move_to_end(origin)
+        return entry
+
+    def put(self, entry: CacheEntry) -> int:
+        self._entries[entry.origin] = entry
+        self._entries.move_to_end(entry.origin)
+        evicted = 0
+        while len(self._entries) > self.max_origins:
+            self._entries.popitem(last=False)
+            evicted += 1
+        return evicted
+
+    def __len__(self) -> int:
+        return len(self._entries)

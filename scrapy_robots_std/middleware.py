@@ -1,0 +1,626 @@
+"""The downloader middleware: robots.txt per origin, fetched through the engine.
+
+How a request travels (README "How it works" says the same for users):
+
+1. ``request_scheduled``: a request whose origin has no fresh verdict is *parked*
+   here instead of entering the scheduler, and the origin's robots.txt fetch starts
+   (one per origin). Parked requests hold none of the crawl's concurrency, so a
+   black-holed origin cannot stall the others.
+2. When the fetch cycle ends (a verdict, possibly after retries), the verdict is
+   cached and the parked requests are scheduled again.
+3. ``process_request`` checks every request against its origin's verdict. A request
+   that reaches it without a fresh verdict (``engine.download_async`` callers, a
+   resumed ``JOBDIR`` queue, a verdict that expired while queued) waits for the
+   origin's fetch there, with its own Deferred, so every waiter is checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urljoin
+
+from scrapy import signals
+from scrapy.exceptions import (
+    DontCloseSpider,
+    IgnoreRequest,
+    NotConfigured,
+    StopDownload,
+)
+from scrapy.http import Request
+from scrapy.http.request import NO_CALLBACK
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from scrapy.utils.misc import build_from_crawler, load_object
+from twisted.internet.defer import CancelledError, Deferred
+from w3lib.url import safe_url_string
+
+from scrapy_robots_std import _policy, _report
+from scrapy_robots_std._config import Config
+from scrapy_robots_std._origin import Origin, origin_of
+from scrapy_robots_std._parser import MAX_BODY_BYTES
+from scrapy_robots_std._robots import Decision, RobotsTxt
+from scrapy_robots_std.cache import CacheEntry, RobotsCache
+from scrapy_robots_std.scrapy_parser import (
+    UNNAMED_TOKEN_1994,
+    UNNAMED_TOKEN_RFC9309,
+    StdRobotParser,
+    product_token,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.spiders import Spider
+    from scrapy.statscollectors import StatsCollector
+    from scrapy.utils.asyncio import CallLaterResult
+    from typing_extensions import Self
+
+__all__ = ["RobotsTxtDisallowed", "RobotsTxtStdMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+#: Marks this middleware's own robots.txt requests (value: byte count so far).
+FETCH_META: Final = "robots_std_fetch"
+#: Set on a parked request when it is scheduled again, so it is not parked twice.
+_RELEASED_META: Final = "_robots_std_released"
+#: Decision reasons for verdicts that are not a rule of the file.
+REASON_UNREACHABLE: Final = "unreachable"
+REASON_HTTP_STATUS: Final = "http-status"
+_TOKEN_CACHE_SIZE: Final = 256
+
+
+class RobotsTxtDisallowed(IgnoreRequest):
+    """The ``IgnoreRequest`` a dropped request fails with.
+
+    ``decision`` is the :class:`~scrapy_robots_std.Decision` (its ``rule`` is the
+    deciding line, or ``None`` with a ``reason`` such as ``"unreachable"``);
+    ``robots_url`` is the robots.txt that decided.
+    """
+
+    def __init__(self, message: str, decision: Decision, robots_url: str) -> None:
+        super().__init__(message)
+        self.decision = decision
+        self.robots_url = robots_url
+
+
+@dataclass
+class _Fetch:
+    """One origin's robots.txt fetch cycle in flight, and who waits for it."""
+
+    origin: Origin
+    trigger: Request
+    started: float = field(default_factory=time.monotonic)
+    parked: list[tuple[Request, float]] = field(default_factory=list)
+    waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
+    task: Deferred[None] | None = None
+    sleeping: CallLaterResult | None = None
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    """What one fetch attempt (with its redirect hops) produced."""
+
+    outcome: _policy.FetchOutcome
+    detail: str
+    response: Response | None = None
+    robots_url: str = ""
+    retry_after: float | None = None
+
+
+class RobotsTxtStdMiddleware:
+    """Obey robots.txt (RFC 9309 or 1994) per origin; see the README for settings."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        if not crawler.settings.getbool("ROBOTSTXT_OBEY"):
+            raise NotConfigured("ROBOTSTXT_OBEY is off")
+        self.crawler = crawler
+        self.config = Config.from_settings(crawler.settings)
+        self._stats: StatsCollector = crawler.stats
+        backend = load_object(self.config.cache_backend)
+        self.cache: RobotsCache = build_from_crawler(backend, crawler)
+        self._fetches: dict[str, _Fetch] = {}
+        self._tokens: dict[bytes, str] = {}
+        self._report = _report.Report(self.config.summary_top)
+        self._report.dry_run = self.config.dry_run
+        self._closed = False
+        crawler.signals.connect(self._request_scheduled, signals.request_scheduled)
+        crawler.signals.connect(self._spider_idle, signals.spider_idle)
+        crawler.signals.connect(self._spider_opened, signals.spider_opened)
+        crawler.signals.connect(self._spider_closed, signals.spider_closed)
+        crawler.signals.connect(self._headers_received, signals.headers_received)
+        crawler.signals.connect(self._bytes_received, signals.bytes_received)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    # -- the request path ----------------------------------------------------------
+
+    async def process_request(self, request: Request) -> None:
+        origin = self._origin_to_check(request)
+        if origin is None:
+            return
+        entry = self._fresh_entry(origin)
+        if entry is None:
+            fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
+            waiter: Deferred[CacheEntry] = Deferred()
+            fetch.waiters.append(waiter)
+            waited_since = time.monotonic()
+            entry = await maybe_deferred_to_future(waiter)
+            self._record_wait(time.monotonic() - waited_since)
+        self._check(request, entry)
+
+    def _origin_to_check(self, request: Request) -> Origin | None:
+        if request.meta.get("dont_obey_robotstxt") or FETCH_META in request.meta:
+            return None
+        return origin_of(urlparse_cached(request))
+
+    def _fresh_entry(self, origin: Origin) -> CacheEntry | None:
+        entry = self.cache.get(origin.key)
+        if entry is not None and entry.fresh():
+            self._inc("cache", "hit")
+            return entry
+        self._inc("cache", "miss")
+        return None
+
+    def _token(self, request: Request) -> str:
+        if self.config.token is not None:
+            return self.config.token
+        header = request.headers.get(b"User-Agent") or self.config.default_user_agent
+        key = header if isinstance(header, bytes) else str(header).encode()
+        token = self._tokens.get(key)
+        if token is None:
+            standard = self.config.standard
+            token = product_token(key, standard) or (
+                UNNAMED_TOKEN_1994 if standard == "1994" else UNNAMED_TOKEN_RFC9309
+            )
+            if len(self._tokens) >= _TOKEN_CACHE_SIZE:
+                self._tokens.clear()
+            self._tokens[key] = token
+        return token
+
+    def _decide(self, request: Request, entry: CacheEntry) -> Decision:
+        if entry.verdict == _policy.PARSE and entry.robots is not None:
+            token = self._token(request)
+            try:
+                if entry.robots.allowed(request.url, token):
+                    return _ALLOWED
+                return entry.robots.decide(request.url, token)
+            except ValueError as exc:
+                logger.debug(
+                    "Cannot check %(url)s against %(robots)s (%(error)s); allowing it",
+                    {"url": request.url, "robots": entry.robots_url, "error": exc},
+                    extra={"spider": self.crawler.spider},
+                )
+                return _ALLOWED
+        if entry.verdict in (_policy.ALLOW_ALL, _policy.PARSE):
+            return _ALLOWED
+        if urlparse_cached(request).path == "/robots.txt":
+            return Decision(True, None, "robots-txt")
+        if entry.verdict == _policy.DISALLOW_ALL:
+            return Decision(False, None, REASON_HTTP_STATUS)
+        return Decision(False, None, REASON_UNREACHABLE)
+
+    def _check(self, request: Request, entry: CacheEntry) -> None:
+        decision = self._decide(request, entry)
+        if decision.allowed:
+            return
+        if decision.rule is not None:
+            reason = _report.DROP_RULE
+            why = _report.rule_text(entry.robots_url, decision.rule)
+        else:
+            reason = (
+                _report.DROP_STATUS
+                if decision.reason == REASON_HTTP_STATUS
+                else _report.DROP_UNREACHABLE
+            )
+            why = f"{entry.robots_url}: {entry.detail}"
+        self._report.dropped(
+            entry.origin, reason, why if decision.rule is not None else None
+        )
+        if self.config.dry_run:
+            self._inc("would_drop", reason)
+            logger.debug(
+                "Would be forbidden by robots.txt (dry run): %(request)s by %(why)s",
+                {"request": request, "why": why},
+                extra={"spider": self.crawler.spider},
+            )
+            return
+        self._stats.inc_value("robotstxt/forbidden")
+        self._inc("dropped", reason)
+        logger.debug(
+            "Forbidden by robots.txt: %(request)s by %(why)s",
+            {"request": request, "why": why},
+            extra={"spider": self.crawler.spider},
+        )
+        raise RobotsTxtDisallowed(
+            f"Forbidden by robots.txt: {request.url} by {why}",
+            decision,
+            entry.robots_url,
+        )
+
+    # -- parking at scheduling time ------------------------------------------------
+
+    def _request_scheduled(self, request: Request, spider: Spider) -> None:
+        if request.meta.pop(_RELEASED_META, False):
+            return
+        origin = self._origin_to_check(request)
+        if origin is None or self._closed:
+            return
+        if self._fresh_entry(origin) is not None:
+            return
+        fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
+        fetch.parked.append((request, time.monotonic()))
+        # Keeps the request out of the scheduler (and out of the downloader's
+        # concurrency) until the verdict is known; see _release().
+        raise IgnoreRequest("waiting for robots.txt")
+
+    def _release(self, fetch: _Fetch) -> None:
+        now = time.monotonic()
+        for request, parked_since in fetch.parked:
+            self._record_wait(now - parked_since)
+            request.meta[_RELEASED_META] = True
+            try:
+                self.crawler.engine.crawl(request)
+            except Exception:  # noqa: BLE001 -- the engine is closing: account for it
+                request.meta.pop(_RELEASED_META, None)
+                self._drop_at_shutdown(fetch.origin, [request])
+        fetch.parked.clear()
+
+    def _record_wait(self, seconds: float) -> None:
+        self._inc("wait", "requests")
+        key = _report.stat("wait", "seconds")
+        self._stats.set_value(key, round(self._stats.get_value(key, 0.0) + seconds, 3))
+        self._stats.max_value(_report.stat("wait", "max_seconds"), round(seconds, 3))
+
+    def _spider_idle(self) -> None:
+        if self._fetches:
+            raise DontCloseSpider
+
+    # -- fetching ------------------------------------------------------------------
+
+    def _start_fetch(self, origin: Origin, trigger: Request) -> _Fetch:
+        fetch = _Fetch(origin, trigger)
+        self._fetches[origin.key] = fetch
+        fetch.task = deferred_from_coro(self._fetch_cycle(fetch))
+        return fetch
+
+    async def _fetch_cycle(self, fetch: _Fetch) -> None:
+        entry: CacheEntry | None = None
+        try:
+            entry = await self._fetch_verdict(fetch)
+        except Exception as exc:  # a bug here must not lose the parked requests
+            logger.exception(
+                "robots.txt fetch for %(origin)s failed unexpectedly",
+                {"origin": fetch.origin.robots_url},
+                extra={"spider": self.crawler.spider},
+            )
+            entry = self._unreachable_entry(fetch.origin, f"internal error: {exc!r}")
+        finally:
+            self._fetches.pop(fetch.origin.key, None)
+            if entry is None:  # cancelled at shutdown
+                entry = self._unreachable_entry(fetch.origin, "the spider closed")
+            for waiter in fetch.waiters:
+                waiter.callback(entry)
+            fetch.waiters.clear()
+            if self._closed:
+                self._drop_at_shutdown(fetch.origin, [r for r, _ in fetch.parked])
+                fetch.parked.clear()
+            else:
+                self._release(fetch)
+
+    async def _fetch_verdict(self, fetch: _Fetch) -> CacheEntry | None:
+        cfg = self.config
+        attempts = 0
+        while True:
+            attempts += 1
+            remaining = cfg.max_wait - (time.monotonic() - fetch.started)
+            attempt = await self._attempt(fetch, min(cfg.fetch_timeout, remaining))
+            if self._closed:
+                return None
+            verdict = _policy.fetch_verdict(attempt.outcome, cfg.standard)
+            if not (verdict.retry and attempts <= cfg.fetch_retries):
+                break
+            delay = _policy.retry_delay(
+                attempts,
+                base=cfg.retry_backoff,
+                retry_after=attempt.retry_after,
+                cap=cfg.retry_after_max,
+            )
+            elapsed = time.monotonic() - fetch.started
+            # A retry needs time to wait and still some time to fetch.
+            if elapsed + delay + min(1.0, cfg.fetch_timeout) > cfg.max_wait:
+                break
+            self._inc("fetch", "retries")
+            logger.info(
+                "robots.txt %(url)s unreachable (%(detail)s); retry %(n)d of %(max)d "
+                "in %(delay).1f s",
+                {
+                    "url": fetch.origin.robots_url,
+                    "detail": attempt.detail,
+                    "n": attempts,
+                    "max": cfg.fetch_retries,
+                    "delay": delay,
+                },
+                extra={"spider": self.crawler.spider},
+            )
+            await self._sleep(fetch, delay)
+            if self._closed:
+                return None
+        return self._store(fetch, attempt, verdict, attempts)
+
+    async def _sleep(self, fetch: _Fetch, seconds: float) -> None:
+        done: Deferred[None] = Deferred()
+        fetch.sleeping = call_later(seconds, done.callback, None)
+        try:
+            await maybe_deferred_to_future(done)
+        finally:
+            fetch.sleeping = None
+
+    def _store(
+        self,
+        fetch: _Fetch,
+        attempt: _Attempt,
+        verdict: _policy.FetchVerdict,
+        attempts: int,
+    ) -> CacheEntry:
+        cfg = self.config
+        origin = fetch.origin
+        now = time.time()
+        detail = attempt.detail
+        if verdict.verdict == _policy.UNREACHABLE and attempts > 1:
+            detail = f"{detail} after {attempts} attempts"
+        robots: RobotsTxt | None = None
+        if verdict.verdict == _policy.PARSE and attempt.response is not None:
+            robots = RobotsTxt.parse(attempt.response.body, cfg.standard)
+        header_max_age = None
+        if attempt.response is not None:
+            cache_control = attempt.response.headers.get(b"Cache-Control")
+            if cache_control:
+                header_max_age = _policy.max_age(cache_control.decode("latin-1"))
+        ttl = _policy.cache_ttl(
+            verdict,
+            header_max_age=header_max_age,
+            ttl=cfg.cache_ttl,
+            min_ttl=cfg.cache_min_ttl,
+            unreachable_ttl=cfg.unreachable_ttl,
+        )
+        entry = CacheEntry(
+            origin=origin.key,
+            robots_url=origin.robots_url,
+            verdict=verdict.verdict,
+            reason=verdict.reason,
+            detail=_describe(verdict, detail),
+            robots=robots,
+            status=attempt.outcome.status,
+            fetched_at=now,
+            expires_at=now + ttl,
+        )
+        self._inc("verdict", verdict.verdict)
+        if verdict.verdict == _policy.UNREACHABLE:
+            stale = self.cache.get(origin.key)
+            if stale is not None and stale.verdict != _policy.UNREACHABLE:
+                # RFC 9309 2.4: a cached copy may stand in while the origin is down.
+                self._inc("verdict", "stale")
+                entry = dataclasses.replace(
+                    stale,
+                    detail=f"{stale.detail} (stale copy; now {entry.detail})",
+                    expires_at=entry.expires_at,
+                )
+            else:
+                self._report.origin_unreachable(origin.robots_url, entry.detail)
+                logger.warning(
+                    "robots.txt %(url)s is unreachable (%(detail)s): its requests "
+                    "are dropped for the next %(ttl)d s",
+                    {"url": origin.robots_url, "detail": detail, "ttl": ttl},
+                    extra={"spider": self.crawler.spider},
+                )
+        else:
+            self._report.origin_recovered(origin.robots_url)
+        evicted = self.cache.put(entry)
+        if evicted:
+            self._inc_by(evicted, "cache", "eviction")
+        if robots is not None:
+            if robots.truncated:
+                self._inc("body", "truncated")
+            deferred_from_coro(self._send_parsed(robots, fetch.trigger))
+        return entry
+
+    async def _send_parsed(self, robots: RobotsTxt, request: Request) -> None:
+        await self.crawler.signals.send_catch_log_async(
+            signal=signals.robots_parsed,
+            robotparser=StdRobotParser.from_robots(robots),
+            request=request,
+        )
+
+    def _unreachable_entry(self, origin: Origin, detail: str) -> CacheEntry:
+        now = time.time()
+        return CacheEntry(
+            origin=origin.key,
+            robots_url=origin.robots_url,
+            verdict=_policy.UNREACHABLE,
+            reason="network",
+            detail=f"unreachable ({detail}); everything is disallowed for now",
+            robots=None,
+            status=None,
+            fetched_at=now,
+            expires_at=now,
+        )
+
+    async def _attempt(self, fetch: _Fetch, timeout: float) -> _Attempt:
+        """Fetch robots.txt once, following up to five redirects ourselves."""
+        deadline = time.monotonic() + max(timeout, 0.001)
+        url = fetch.origin.robots_url
+        seen = {url}
+        hops = 0
+        while True:
+            request = self._robots_request(url, deadline - time.monotonic())
+            self._stats.inc_value("robotstxt/request_count")
+            try:
+                response = await self.crawler.engine.download_async(request)
+            except CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- every failure is an outcome
+                return self._failed_attempt(exc, hops, url)
+            status = response.status
+            self._stats.inc_value("robotstxt/response_count")
+            self._stats.inc_value(f"robotstxt/response_status_count/{status}")
+            if 300 <= status < 400 and b"Location" in response.headers:
+                location = response.headers[b"Location"] or b""
+                target = safe_url_string(
+                    urljoin(response.url, location.decode("latin-1").strip())
+                )
+                problem = None
+                if origin_of(target) is None:
+                    problem = _policy.REDIRECT_BAD_LOCATION
+                elif target in seen:
+                    problem = _policy.REDIRECT_LOOP
+                elif hops >= _policy.MAX_REDIRECTS:
+                    problem = _policy.REDIRECT_TOO_MANY
+                if problem is not None:
+                    return _Attempt(
+                        _policy.FetchOutcome(redirect_failure=problem, redirects=hops),
+                        f"{problem} after {hops} redirect(s), last to {target}",
+                        robots_url=url,
+                    )
+                seen.add(target)
+                hops += 1
+                url = target
+                continue
+            return _Attempt(
+                _policy.FetchOutcome(status=status, redirects=hops),
+                f"HTTP {status}" + (f" from {url}" if hops else ""),
+                response=response,
+                robots_url=url,
+                retry_after=_policy.parse_retry_after(
+                    _header_text(response.headers, b"Retry-After")
+                ),
+            )
+
+    def _failed_attempt(self, exc: Exception, hops: int, url: str) -> _Attempt:
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, IgnoreRequest):
+            name = "IgnoreRequest"
+        else:
+            name = type(exc).__name__
+            self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+        return _Attempt(
+            _policy.FetchOutcome(error=name, redirects=hops),
+            f"{name}: {message[:200]}",
+            robots_url=url,
+        )
+
+    def _robots_request(self, url: str, timeout: float) -> Request:
+        return Request(
+            url,
+            priority=1000,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            meta={
+                FETCH_META: 0,
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,  # hops are counted and capped here
+                "dont_retry": True,  # retries and backoff are ours
+                "dont_merge_cookies": True,  # no cookies sent or stored
+                "allow_offsite": True,  # robots.txt may redirect anywhere
+                "download_timeout": max(timeout, 0.001),
+                # No size cap on the wire: the body is cut at 500 KiB as it arrives
+                # (_bytes_received); compressed bodies get a cap in _headers_received.
+                "download_maxsize": 0,
+            },
+        )
+
+    # -- size limits on the wire -----------------------------------------------------
+
+    def _headers_received(
+        self,
+        headers: Mapping[bytes, Any],
+        body_length: int,
+        request: Request,
+        spider: Spider,
+    ) -> None:
+        if FETCH_META not in request.meta:
+            return
+        encoding = _header_text(headers, b"Content-Encoding")
+        if encoding and encoding.strip().lower() not in ("identity", ""):
+            # Bounds what HttpCompressionMiddleware may inflate (a gzip bomb).
+            request.meta["download_maxsize"] = self.config.max_decompressed_size
+
+    def _bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
+        received = request.meta.get(FETCH_META)
+        if received is None:
+            return
+        received += len(data)
+        request.meta[FETCH_META] = received
+        if received > MAX_BODY_BYTES:
+            # The parser reads 512,000 bytes and drops the partial last line.
+            raise StopDownload(fail=False)
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def _spider_opened(self, spider: Spider) -> None:
+        self.cache.open()
+
+    def _spider_closed(self, spider: Spider, reason: str) -> None:
+        self._closed = True
+        for fetch in list(self._fetches.values()):
+            if fetch.sleeping is not None:
+                fetch.sleeping.cancel()
+            self._drop_at_shutdown(fetch.origin, [r for r, _ in fetch.parked])
+            fetch.parked.clear()
+        for origin, count in self._report.top_origins():
+            self._stats.set_value(_report.stat("dropped_by_origin", origin), count)
+        logger.info(
+            "%(summary)s", {"summary": self._report.summary()}, extra={"spider": spider}
+        )
+        self.cache.close()
+
+    def _drop_at_shutdown(self, origin: Origin, requests: list[Request]) -> None:
+        if not requests:
+            return
+        self._inc_by(len(requests), "dropped", _report.DROP_SHUTDOWN)
+        logger.warning(
+            "%(n)d request(s) for %(origin)s were still waiting for its robots.txt "
+            "when the spider closed; they were not sent",
+            {"n": len(requests), "origin": origin.robots_url},
+            extra={"spider": self.crawler.spider},
+        )
+
+    # -- stats ---------------------------------------------------------------------
+
+    def _inc(self, *parts: str) -> None:
+        self._stats.inc_value(_report.stat(*parts))
+
+    def _inc_by(self, count: int, *parts: str) -> None:
+        self._stats.inc_value(_report.stat(*parts), count)
+
+
+_ALLOWED: Final = Decision(True, None, "allowed")
+
+
+def _header_text(headers: Mapping[bytes, Any], name: bytes) -> str | None:
+    value = headers.get(name)
+    if value is None:
+        return None
+    if isinstance(value, list):
+        value = value[0] if value else b""
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return str(value)
+
+
+def _describe(verdict: _policy.FetchVerdict, detail: str) -> str:
+    if verdict.verdict == _policy.UNREACHABLE:
+        return f"unreachable ({detail}); everything is disallowed for now"
+    if verdict.verdict == _policy.DISALLOW_ALL:
+        return f"{detail} means everything is disallowed in 1994 mode"
+    if verdict.verdict == _policy.ALLOW_ALL:
+        return f"{detail} means no restrictions"
+    return detail
