@@ -241,7 +241,7 @@ class RobotsTxtStdMiddleware:
             extra={"spider": self.crawler.spider},
         )
         raise RobotsTxtDisallowed(
-            f"Forbidden by robots.txt: {request.url} by {why}",
+            f"Forbidden by robots.txt: {request} by {why}",
             decision,
             entry.robots_url,
         )
@@ -530,7 +530,7 @@ class RobotsTxtStdMiddleware:
                 "dont_retry": True,  # retries and backoff are ours
                 "dont_merge_cookies": True,  # no cookies sent or stored
                 "allow_offsite": True,  # robots.txt may redirect anywhere
-                "download_timeout": max(timeout, 0.001),
+                "download_timeout": max(round(timeout, 2), 0.01),
                 # No size cap on the wire: the body is cut at 500 KiB as it arrives
                 # (_bytes_received); compressed bodies get a cap in _headers_received.
                 "download_maxsize": 0,

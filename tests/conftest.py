@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hostile import (
+    HostileServer,
+    LoopbackResolver,
+    ipv6_loopback_available,
+    loopback_names,
+)
+from hostile import refused_port as _refused_port
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -170,3 +177,78 @@ def server(http_server: ScriptedServer) -> ScriptedServer:
     """The session server with no routes and an empty request log, for one test."""
     http_server.set_routes({})
     return http_server
+
+
+# -- hostile servers (see hostile.py) ----------------------------------------------------
+
+
+def _fresh(hostile_server: HostileServer) -> Iterator[HostileServer]:
+    hostile_server.reset()
+    yield hostile_server
+    # Exceptions in connection threads are bugs in hostile.py, not client
+    # behaviour: fail the test that provoked them.
+    errors = list(hostile_server.errors)
+    assert not errors, f"{hostile_server.name} server errors: {errors!r}"
+
+
+@pytest.fixture(scope="session")
+def _hostile_session() -> Iterator[HostileServer]:
+    with HostileServer("127.0.0.1", tls=False, name="hostile") as hostile_server:
+        yield hostile_server
+
+
+@pytest.fixture(scope="session")
+def _hostile_b_session() -> Iterator[HostileServer]:
+    with HostileServer("127.0.0.1", tls=False, name="hostile-b") as hostile_server:
+        yield hostile_server
+
+
+@pytest.fixture(scope="session")
+def _hostile_tls_session() -> Iterator[HostileServer]:
+    with HostileServer("127.0.0.1", tls=True, name="hostile-tls") as hostile_server:
+        yield hostile_server
+
+
+@pytest.fixture(scope="session")
+def _hostile_v6_session() -> Iterator[HostileServer]:
+    if not ipv6_loopback_available():
+        pytest.skip("IPv6 loopback (::1) is not available")
+    with HostileServer("::1", tls=False, name="hostile-v6") as hostile_server:
+        yield hostile_server
+
+
+@pytest.fixture
+def hostile(_hostile_session: HostileServer) -> Iterator[HostileServer]:
+    """An http 127.0.0.1 HostileServer with no routes and an empty log."""
+    yield from _fresh(_hostile_session)
+
+
+@pytest.fixture
+def hostile_b(_hostile_b_session: HostileServer) -> Iterator[HostileServer]:
+    """A second, independent http 127.0.0.1 server: another origin."""
+    yield from _fresh(_hostile_b_session)
+
+
+@pytest.fixture
+def hostile_tls(_hostile_tls_session: HostileServer) -> Iterator[HostileServer]:
+    """An https 127.0.0.1 server (certificate for localhost, loopback, *.test)."""
+    yield from _fresh(_hostile_tls_session)
+
+
+@pytest.fixture
+def hostile_v6(_hostile_v6_session: HostileServer) -> Iterator[HostileServer]:
+    """An http server on [::1]; skips the test where IPv6 loopback is missing."""
+    yield from _fresh(_hostile_v6_session)
+
+
+@pytest.fixture
+def loopback_dns() -> Iterator[LoopbackResolver]:
+    """``*.test`` and ``localhost`` resolve to 127.0.0.1 on the running reactor."""
+    with loopback_names() as resolver:
+        yield resolver
+
+
+@pytest.fixture
+def refused_port() -> int:
+    """A 127.0.0.1 port with nothing listening."""
+    return _refused_port()
