@@ -1,110 +1,340 @@
-"""Run the ``demo`` spider against a small local site and show what robots.txt did.
+"""Crawl a local site of several origins with the ``demo`` spider and show what robots.txt did.
 
 From the repository root (no internet needed)::
 
-    .venv/bin/python example_project/run_demo.py            # summary only
-    .venv/bin/python example_project/run_demo.py --verbose  # with Scrapy's log
+    bash scripts/demo.sh                                   # creates .venv if needed
+    .venv/bin/python example_project/run_demo.py            # the same, with .venv ready
+    .venv/bin/python example_project/run_demo.py --verbose  # with Scrapy's log (INFO)
+    .venv/bin/python example_project/run_demo.py --serve    # only serve the site
 
-It serves a demo site on 127.0.0.1 (a free port, in a thread), crawls it with the
-project settings (``ROBOTSTXT_PARSER = "scrapy_robots_std.StdRobotParser"``), prints
-which pages the site actually served, which ones robots.txt kept the spider away from,
-and the ``robotstxt/*`` stats. Exit status 0, or 1 if a disallowed page was fetched.
+It starts six origins on 127.0.0.1, one port each (a different port is a different
+origin, with its own robots.txt), each a stdlib HTTP server in a daemon thread. Their
+robots.txt files answer in six different ways: rules, a 404, a 503, a redirect to
+another origin, no restrictions, and a slow answer. Then it crawls the site with the
+project's settings (``example_project/settings.py``: ``ADDONS =
+{"scrapy_robots_std.Addon": 0}``) and prints what the middleware logged, which pages
+each origin served and which ones the spider was kept away from, and the stats.
+
+It exits 0 when each origin served exactly the pages its robots.txt allows DemoBot to
+fetch (``Page.allowed`` below says which) and the spider was kept away from all the
+others; 1 otherwise.
+
+The same crawl with the ``scrapy`` command: start the site with ``--serve``, then,
+in another shell, run the command it prints (from ``example_project/``)::
+
+    ../.venv/bin/scrapy crawl demo -a start_urls=http://127.0.0.1:8431/,...
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import threading
+import time
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from typing_extensions import Self
 
 HERE = Path(__file__).resolve().parent
 
-ROBOTS_TXT = """\
-# Everyone else: stay out.
-User-agent: *
-Disallow: /
-
-# DemoBot (the project's USER_AGENT is "DemoBot/1.0 (+...)"): all but /private/,
-# except the press kit (the longest matching rule wins).
-User-agent: DemoBot
-Disallow: /private/
-Allow: /private/press-kit.html
-
-Sitemap: {base}/sitemap.xml
-"""
-
-PAGES = {
-    "/": ("Home", ["/about.html", "/blog/", "/private/", "/private/press-kit.html"]),
-    "/about.html": ("About", ["/", "/private/salaries.html"]),
-    "/blog/": ("Blog", ["/blog/first-post.html", "/private/drafts.html"]),
-    "/blog/first-post.html": ("First post", ["/blog/"]),
-    "/private/": ("Private", ["/private/salaries.html"]),
-    "/private/press-kit.html": ("Press kit", ["/"]),
-    "/private/salaries.html": ("Salaries", []),
-    "/private/drafts.html": ("Drafts", []),
-}
-#: pages that robots.txt allows DemoBot to fetch
-EXPECTED = {
-    "/",
-    "/about.html",
-    "/blog/",
-    "/blog/first-post.html",
-    "/private/press-kit.html",
-}
+#: The origins listen on BASE_PORT, BASE_PORT + 1, ... (on free ports if one is taken).
+BASE_PORT = 8431
+#: How long the "slow" origin takes to answer for its robots.txt.
+SLOW_SECONDS = 1.5
 
 
-def _page(title: str, links: list[str]) -> bytes:
-    items = "".join(f'<li><a href="{href}">{href}</a></li>' for href in links)
-    return f"<html><head><title>{title}</title></head><body><ul>{items}</ul></body></html>".encode()
+# -- the site ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server answers for a file that is not a page."""
+
+    status: int
+    body: str = ""
+    #: header values may name an origin's URL: "{cdn}/moved-robots.txt"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Page:
+    """An HTML page. A link is "/path" on the same origin or "name:/path" on another."""
+
+    title: str
+    links: tuple[str, ...] = ()
+    #: the intended policy: whether DemoBot may fetch this page (checked at the end)
+    allowed: bool = True
+
+
+@dataclass(frozen=True)
+class Origin:
+    name: str
+    #: what the demo shows with this origin
+    note: str
+    files: dict[str, Answer]
+    pages: dict[str, Page]
+
+
+ROBOTS = "text/plain; charset=utf-8"
+
+SITE = (
+    Origin(
+        "shop",
+        "DemoBot's own group applies, not *'s; the longest match allows the press kit",
+        files={
+            "/robots.txt": Answer(
+                200,
+                "# Everyone else: stay out.\n"
+                "User-agent: *\n"
+                "Disallow: /\n"
+                "\n"
+                "# DemoBot: all but /private/, except the press kit.\n"
+                "User-agent: DemoBot\n"
+                "Disallow: /private/\n"
+                "Allow: /private/press-kit.html\n",
+                {"Content-Type": ROBOTS},
+            )
+        },
+        pages={
+            "/": Page(
+                "Shop",
+                (
+                    "/products.html",
+                    "/private/",
+                    "/private/press-kit.html",
+                    "blog:/",
+                    "status:/uptime.html",
+                    "slow:/drafts/sale.html",
+                ),
+            ),
+            "/products.html": Page(
+                "Products", ("/", "/private/salaries.html", "cdn:/")
+            ),
+            "/private/press-kit.html": Page(
+                "Press kit", ("/private/drafts.html", "moved:/secret/launch.html")
+            ),
+            "/private/": Page("Private", allowed=False),
+            "/private/salaries.html": Page("Salaries", allowed=False),
+            "/private/drafts.html": Page("Drafts", allowed=False),
+        },
+    ),
+    Origin(
+        "blog",
+        "robots.txt answers 404: no restrictions, whatever its body says",
+        files={
+            "/robots.txt": Answer(
+                404, "User-agent: *\nDisallow: /\n", {"Content-Type": ROBOTS}
+            )
+        },
+        pages={
+            "/": Page(
+                "Blog",
+                (
+                    "/posts/hello.html",
+                    "/posts/robots.html",
+                    "shop:/products.html",
+                    "status:/",
+                ),
+            ),
+            "/posts/hello.html": Page("Hello", ("/", "moved:/")),
+            "/posts/robots.html": Page(
+                "About robots.txt", ("status:/incidents.html", "slow:/")
+            ),
+        },
+    ),
+    Origin(
+        "status",
+        "robots.txt answers 503 every time: unreachable, all disallowed for now",
+        files={"/robots.txt": Answer(503, "Service Unavailable\n")},
+        pages={
+            "/": Page("Status", allowed=False),
+            "/uptime.html": Page("Uptime", allowed=False),
+            "/incidents.html": Page("Incidents", allowed=False),
+            "/history.html": Page("History", allowed=False),
+        },
+    ),
+    Origin(
+        "moved",
+        "robots.txt redirects to cdn: the file found there holds moved's rules",
+        files={
+            "/robots.txt": Answer(301, headers={"Location": "{cdn}/moved-robots.txt"})
+        },
+        pages={
+            "/": Page("Moved", ("/about.html", "/secret/")),
+            "/about.html": Page("About", ("status:/history.html", "shop:/")),
+            "/secret/": Page("Secret", allowed=False),
+            "/secret/launch.html": Page("Launch", allowed=False),
+        },
+    ),
+    Origin(
+        "cdn",
+        "its own robots.txt allows all, /secret/ too; /moved-robots.txt is moved's",
+        files={
+            "/robots.txt": Answer(
+                200, "User-agent: *\nDisallow:\n", {"Content-Type": ROBOTS}
+            ),
+            "/moved-robots.txt": Answer(
+                200, "User-agent: *\nDisallow: /secret/\n", {"Content-Type": ROBOTS}
+            ),
+        },
+        pages={
+            "/": Page("CDN", ("/secret/",)),
+            "/secret/": Page("Not secret here"),
+        },
+    ),
+    Origin(
+        "slow",
+        "robots.txt answers late: its requests wait, and the other origins do not",
+        files={
+            "/robots.txt": Answer(
+                200,
+                "User-agent: DemoBot\nDisallow: /drafts/\n",
+                {"Content-Type": ROBOTS},
+                delay=SLOW_SECONDS,
+            )
+        },
+        pages={
+            "/": Page("Slow", ("/news.html", "shop:/")),
+            "/news.html": Page("News", ("/",)),
+            "/drafts/sale.html": Page("Sale (draft)", allowed=False),
+        },
+    ),
+)
 
 
 class DemoSite:
-    """The demo site: a stdlib ThreadingHTTPServer on 127.0.0.1, in a thread."""
+    """One stdlib ThreadingHTTPServer per origin, on 127.0.0.1, each in a daemon thread.
 
-    def __init__(self) -> None:
-        self.served: list[str] = []
+    ``log[name]`` records each request the origin received: (time.time(), path).
+    """
+
+    def __init__(self, origins: tuple[Origin, ...]) -> None:
+        self.origins = origins
+        self.url: dict[str, str] = {}
+        self.log: dict[str, list[tuple[float, str]]] = {o.name: [] for o in origins}
+        self._servers = self._bind()
+        self._threads = [
+            threading.Thread(
+                target=server.serve_forever,
+                kwargs={"poll_interval": 0.05},  # how soon shutdown() is noticed
+                daemon=True,
+            )
+            for server in self._servers
+        ]
+
+    def _bind(self) -> list[ThreadingHTTPServer]:
+        for base in (BASE_PORT, 0):  # fixed ports keep the output stable; else any
+            servers: list[ThreadingHTTPServer] = []
+            try:
+                for offset, origin in enumerate(self.origins):
+                    port = base + offset if base else 0
+                    server = ThreadingHTTPServer(
+                        ("127.0.0.1", port), self._handler(origin)
+                    )
+                    server.daemon_threads = True
+                    servers.append(server)
+            except OSError:
+                for server in servers:
+                    server.server_close()
+                continue
+            for origin, server in zip(self.origins, servers, strict=True):
+                self.url[origin.name] = f"http://127.0.0.1:{server.server_address[1]}"
+            return servers
+        raise OSError("cannot listen on 127.0.0.1")
+
+    def _handler(self, origin: Origin) -> type[BaseHTTPRequestHandler]:
         site = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                site.served.append(self.path)
-                if self.path == "/robots.txt":
-                    body = ROBOTS_TXT.format(base=site.base_url).encode()
-                    status, content_type = 200, "text/plain; charset=utf-8"
-                elif self.path in PAGES:
-                    body = _page(*PAGES[self.path])
-                    status, content_type = 200, "text/html; charset=utf-8"
-                else:
-                    body, status, content_type = b"not found", 404, "text/plain"
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
+                site.log[origin.name].append((time.time(), self.path))
+                answer = site.answer(origin, self.path)
+                time.sleep(answer.delay)
+                body = answer.body.encode()
+                self.send_response(answer.status)
+                for name, value in answer.headers.items():
+                    self.send_header(name, value.format(**site.url))
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:
-                pass
+                pass  # the request log is site.log
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        return Handler
+
+    def answer(self, origin: Origin, path: str) -> Answer:
+        if path in origin.files:
+            return origin.files[path]
+        page = origin.pages.get(path)
+        if page is None:
+            return Answer(404, "Not found\n")
+        links = "".join(
+            f'<li><a href="{self.link(link)}">{link}</a></li>' for link in page.links
+        )
+        html = (
+            f"<html><head><title>{page.title}</title></head>"
+            f"<body><h1>{page.title}</h1><ul>{links}</ul></body></html>"
+        )
+        return Answer(200, html, {"Content-Type": "text/html; charset=utf-8"})
+
+    def link(self, link: str) -> str:
+        name, sep, path = link.partition(":")
+        return f"{self.url[name]}{path}" if sep else link
 
     def __enter__(self) -> Self:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+        for thread in self._threads:
+            thread.join()
+
+
+def describe(site: DemoSite) -> None:
+    print(f"The demo site: {len(site.origins)} origins on 127.0.0.1, one port each")
+    for origin in site.origins:
+        print(f"\n{origin.name:<7} {site.url[origin.name]}")
+        print(f"        {origin.note}")
+        for path, answer in origin.files.items():
+            how = f"{answer.status}"
+            if "Location" in answer.headers:
+                how += f" to {answer.headers['Location'].format(**site.url)}"
+            if answer.delay:
+                how += f" after {answer.delay:g} s"
+            print(f"        {path} -> {how}")
+            for line in answer.body.splitlines():
+                print(f"          | {line}".rstrip())
+    print()
+
+
+# -- the crawl ---------------------------------------------------------------------
+
+
+class Capture(logging.Handler):
+    """Keeps every record of one logger, whatever Scrapy's LOG_LEVEL shows."""
+
+    def __init__(self, logger_name: str) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        logger = logging.getLogger(logger_name)
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
 
 
 def _make_importable() -> None:
@@ -115,67 +345,145 @@ def _make_importable() -> None:
         import scrapy_robots_std  # noqa: F401
     except ImportError:
         sys.path.append(str(HERE.parent))
-    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "example_project.settings")
+    os.environ["SCRAPY_SETTINGS_MODULE"] = "example_project.settings"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "-v", "--verbose", action="store_true", help="show Scrapy's log"
-    )
-    args = parser.parse_args(argv)
-
+def crawl(start_urls: list[str], verbose: bool) -> Crawler:
+    """Run the ``demo`` spider with the project settings, as ``scrapy crawl`` would."""
     _make_importable()
-    from scrapy.crawler import CrawlerProcess
+    from scrapy.crawler import AsyncCrawlerProcess
     from scrapy.utils.project import get_project_settings
 
     settings = get_project_settings()
     settings.setdict(
         {
-            "DOWNLOAD_DELAY": 0,  # a local site: no need to be slow
-            "LOG_LEVEL": "DEBUG" if args.verbose else "WARNING",
+            # Scrapy's download slots are per host, and every origin here is on
+            # 127.0.0.1: the project's 1 request at a time, 1 s apart, would make
+            # the origins take turns.
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+            "DOWNLOAD_DELAY": 0,
+            "CLOSESPIDER_TIMEOUT": 20,  # a safety net: the crawl takes about 2 s
+            "LOG_LEVEL": "INFO" if verbose else "ERROR",
             "TELNETCONSOLE_ENABLED": False,
             "REMOTE_CONTROL_ENABLED": False,
         },
         priority="cmdline",
     )
+    process = AsyncCrawlerProcess(settings)
+    crawler = process.create_crawler("demo")
+    process.crawl(crawler, start_urls=",".join(start_urls))
+    process.start()
+    return crawler
 
-    with DemoSite() as site:
-        process = CrawlerProcess(settings)
-        crawler = process.create_crawler("demo")
-        process.crawl(crawler, start_url=f"{site.base_url}/")
-        process.start()
+
+# -- the report --------------------------------------------------------------------
+
+
+def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
+    """Print what happened; return the differences from the intended policy."""
+    drops = sorted(
+        r.getMessage()
+        for r in captured.records
+        if r.getMessage().startswith("Forbidden by robots.txt")
+    )
+    print("Drops logged by scrapy_robots_std.middleware (DEBUG; sorted by URL):")
+    for message in drops:
+        print(f"  {message}")
+    print("\nIts other log lines, in order (the last one is the summary at close):")
+    for record in captured.records:
+        message = record.getMessage()
+        if message not in drops:
+            indented = message.replace("\n", "\n" + " " * 11)
+            print(f"  {record.levelname:<8} {indented}")
 
     spider: Any = crawler.spider
-    served = [path for path in site.served if path != "/robots.txt"]
-    print(
-        f"Demo site: {site.base_url}  (robots.txt parser: {settings['ROBOTSTXT_PARSER']})"
-    )
-    print("\nrobots.txt:")
-    print(
-        "".join(
-            f"  | {line}\n"
-            for line in ROBOTS_TXT.format(base=site.base_url).splitlines()
+    refused = set(spider.refused)
+    problems: list[str] = []
+    print("\nWhat each origin served, and what the spider was kept away from:")
+    for origin in site.origins:
+        base = site.url[origin.name]
+        requested = [path for _, path in site.log[origin.name]]
+        served = {path for path in requested if path not in origin.files}
+        kept_away = {url.removeprefix(base) for url in refused if url.startswith(base)}
+        allowed = {path for path, page in origin.pages.items() if page.allowed}
+        disallowed = set(origin.pages) - allowed
+        robots = ", ".join(
+            f"{path} requested {requested.count(path)}x"
+            for path in origin.files
+            if path in requested
         )
-    )
-    print("Pages the site served to the spider:")
-    for path in served:
-        print(f"  {path}")
-    print("\nPages robots.txt kept the spider away from:")
-    for url in spider.refused:
-        print(f"  {url.removeprefix(site.base_url)}")
+        print(f"  {origin.name:<7} {base}  ({robots})")
+        print(f"    served:    {', '.join(sorted(served)) or '-'}")
+        print(f"    kept away: {', '.join(sorted(kept_away)) or '-'}")
+        problems += [
+            f"{base}{p} was fetched, but is disallowed" for p in served & disallowed
+        ]
+        problems += [
+            f"{base}{p} is not a page of the site" for p in served - set(origin.pages)
+        ]
+        problems += [
+            f"{base}{p} is allowed, but was not fetched" for p in allowed - served
+        ]
+        problems += [
+            f"{base}{p} is disallowed, but the spider was not kept away from it"
+            for p in disallowed - kept_away
+        ]
+
     assert crawler.stats is not None
     stats = crawler.stats.get_stats()
+    started = stats["start_time"].timestamp()
+    print(
+        "\nFirst and last page each origin served, in seconds after the crawl started:"
+    )
+    for origin in site.origins:
+        times = [t - started for t, p in site.log[origin.name] if p not in origin.files]
+        when = f"{min(times):5.2f} .. {max(times):5.2f}" if times else "   - (none)"
+        print(f"  {origin.name:<7} {when}")
+
     print("\nStats:")
     for key in sorted(stats):
-        if key.startswith("robotstxt/"):
+        if key.startswith(("robotstxt/", "robots_std/")):
             print(f"  {key}: {stats[key]}")
+    if stats.get("log_count/ERROR"):
+        problems.append(f"{stats['log_count/ERROR']} error(s) logged")
+    return problems
 
-    if set(served) != EXPECTED:
-        print(
-            f"\nUNEXPECTED: served {sorted(set(served))}, expected {sorted(EXPECTED)}"
-        )
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="also show Scrapy's log (INFO)"
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="only serve the site, until Ctrl-C, for a crawl with `scrapy crawl demo`",
+    )
+    args = parser.parse_args(argv)
+
+    captured = Capture("scrapy_robots_std.middleware")
+    with DemoSite(SITE) as site:
+        describe(site)
+        start_urls = [f"{site.url[origin.name]}/" for origin in site.origins]
+        if args.serve:
+            print("Serving until Ctrl-C. Crawl it from example_project/ with:\n")
+            print(
+                f"  ../.venv/bin/scrapy crawl demo -a start_urls={','.join(start_urls)}"
+            )
+            try:
+                threading.Event().wait()
+            except KeyboardInterrupt:
+                return 0
+        print(f"Crawling from {len(start_urls)} start pages, one per origin...\n")
+        crawler = crawl(start_urls, args.verbose)
+
+    problems = report(site, crawler, captured)
+    if problems:
+        print("\nUNEXPECTED:")
+        for problem in sorted(problems):
+            print(f"  {problem}")
         return 1
+    print("\nOK: every page fetched was allowed; every disallowed page was kept away.")
     return 0
 
 

@@ -147,7 +147,9 @@ class RobotsTxtStdMiddleware:
         origin = self._origin_to_check(request)
         if origin is None:
             return
-        entry = self._fresh_entry(origin)
+        # A released request was counted when it was parked.
+        released = request.meta.pop(_RELEASED_META, False)
+        entry = self._fresh_entry(origin, count=not released)
         if entry is None:
             fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
             waiter: Deferred[CacheEntry] = Deferred()
@@ -162,13 +164,12 @@ class RobotsTxtStdMiddleware:
             return None
         return origin_of(urlparse_cached(request))
 
-    def _fresh_entry(self, origin: Origin) -> CacheEntry | None:
+    def _fresh_entry(self, origin: Origin, *, count: bool = True) -> CacheEntry | None:
         entry = self.cache.get(origin.key)
-        if entry is not None and entry.fresh():
-            self._inc("cache", "hit")
-            return entry
-        self._inc("cache", "miss")
-        return None
+        fresh = entry is not None and entry.fresh()
+        if count:
+            self._inc("cache", "hit" if fresh else "miss")
+        return entry if fresh else None
 
     def _token(self, request: Request) -> str:
         if self.config.token is not None:
@@ -249,7 +250,7 @@ class RobotsTxtStdMiddleware:
     # -- parking at scheduling time ------------------------------------------------
 
     def _request_scheduled(self, request: Request, spider: Spider) -> None:
-        if request.meta.pop(_RELEASED_META, False):
+        if request.meta.get(_RELEASED_META):
             return
         origin = self._origin_to_check(request)
         if origin is None or self._closed:

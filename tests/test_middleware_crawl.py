@@ -7,16 +7,13 @@ reach the server are the ground truth: a disallowed page must never appear there
 
 from __future__ import annotations
 
+import itertools
 import logging
 import resource
 import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from scrapy import Request, Spider, signals
-from scrapy.utils.defer import deferred_f_from_coro_f
-
-from scrapy_robots_std import RobotsTxtDisallowed, StdRobotParser
 from hostile import (
     BlackHole,
     Garbage,
@@ -30,14 +27,17 @@ from hostile import (
     loopback_names,
     run_crawl,
 )
+from scrapy import Request, Spider, signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_robots_std import RobotsTxtDisallowed, StdRobotParser
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
 
+    from hostile import CrawlResult, HostileServer
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-
-    from hostile import CrawlResult, HostileServer
 
 pytestmark = pytest.mark.crawl
 
@@ -66,7 +66,9 @@ def serve_pages(
     server: HostileServer, pages: Iterable[str] = PAGES, host: str | None = None
 ) -> list[str]:
     for page in pages:
-        server.add_route(page, Reply(200, {"Content-Type": "text/html"}, b"<p>ok</p>"), host=host)
+        server.add_route(
+            page, Reply(200, {"Content-Type": "text/html"}, b"<p>ok</p>"), host=host
+        )
     return [server.url(page, host=host) for page in pages]
 
 
@@ -79,7 +81,11 @@ def robots_fetches(server: HostileServer, path: str = "/robots.txt") -> int:
 
 
 def drop_lines(result: CrawlResult) -> list[str]:
-    return [m for m in result.messages(logger_prefix=MW_LOGGER) if "Forbidden by robots.txt" in m]
+    return [
+        m
+        for m in result.messages(logger_prefix=MW_LOGGER)
+        if "Forbidden by robots.txt" in m
+    ]
 
 
 def assert_no_errors(result: CrawlResult) -> None:
@@ -98,7 +104,9 @@ def stat(result: CrawlResult, key: str) -> Any:
 
 
 @deferred_f_from_coro_f
-async def test_200_rules_apply_and_the_drop_names_the_rule(hostile: HostileServer) -> None:
+async def test_200_rules_apply_and_the_drop_names_the_rule(
+    hostile: HostileServer,
+) -> None:
     hostile.add_route("/robots.txt", Reply(200, {}, b"# hi\n" + RULES))
     urls = serve_pages(hostile)
     result = await run_crawl(urls, settings())
@@ -107,7 +115,10 @@ async def test_200_rules_apply_and_the_drop_names_the_rule(hostile: HostileServe
     [failure] = result.failures
     assert isinstance(failure, RobotsTxtDisallowed)
     assert failure.decision.rule is not None
-    assert (failure.decision.rule.line, failure.decision.rule.directive) == (3, "Disallow")
+    assert (failure.decision.rule.line, failure.decision.rule.directive) == (
+        3,
+        "Disallow",
+    )
     assert failure.robots_url == hostile.url("/robots.txt")
     [line] = drop_lines(result)
     assert urls[1] in line
@@ -152,7 +163,9 @@ STATUS_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("status", "standard", "served", "verdict", "attempts"), STATUS_CASES)
+@pytest.mark.parametrize(
+    ("status", "standard", "served", "verdict", "attempts"), STATUS_CASES
+)
 @deferred_f_from_coro_f
 async def test_status_policy(
     hostile: HostileServer,
@@ -163,7 +176,9 @@ async def test_status_policy(
     attempts: int,
 ) -> None:
     hostile.add_route("/robots.txt", Reply(status, {}, b"User-agent: *\nAllow: /\n"))
-    result = await run_crawl(serve_pages(hostile), settings(ROBOTS_STD_STANDARD=standard))
+    result = await run_crawl(
+        serve_pages(hostile), settings(ROBOTS_STD_STANDARD=standard)
+    )
     assert pages_served(hostile) == served
     assert stat(result, f"robots_std/verdict/{verdict}") == 1
     assert robots_fetches(hostile) == attempts
@@ -186,7 +201,9 @@ async def test_503_retry_after_is_honoured(hostile: HostileServer) -> None:
         "/robots.txt",
         Sequence(Reply(503, {"Retry-After": "1"}, b""), Reply(200, {}, RULES)),
     )
-    result = await run_crawl(serve_pages(hostile), settings(ROBOTS_STD_RETRY_BACKOFF=0.05))
+    result = await run_crawl(
+        serve_pages(hostile), settings(ROBOTS_STD_RETRY_BACKOFF=0.05)
+    )
     first, second = (r.arrived for r in hostile.requests_for("/robots.txt"))
     assert second - first >= 0.95
     assert pages_served(hostile) == {"/public/a"}
@@ -206,10 +223,13 @@ async def test_500_then_200_recovers(hostile: HostileServer) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_retry_after_beyond_the_wait_budget_gives_up(hostile: HostileServer) -> None:
+async def test_retry_after_beyond_the_wait_budget_gives_up(
+    hostile: HostileServer,
+) -> None:
     hostile.add_route("/robots.txt", Reply(503, {"Retry-After": "3600"}, b""))
     result = await run_crawl(
-        serve_pages(hostile), settings(ROBOTS_STD_RETRY_AFTER_MAX=30, ROBOTS_STD_MAX_WAIT=2)
+        serve_pages(hostile),
+        settings(ROBOTS_STD_RETRY_AFTER_MAX=30, ROBOTS_STD_MAX_WAIT=2),
     )
     assert robots_fetches(hostile) == 1
     assert pages_served(hostile) == set()
@@ -234,7 +254,9 @@ async def test_redirect_to_the_same_host(hostile: HostileServer) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_redirect_to_another_host(hostile: HostileServer, hostile_b: HostileServer) -> None:
+async def test_redirect_to_another_host(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
     hostile.add_route("/robots.txt", redirect(hostile_b.url("/robots.txt"), 302))
     hostile_b.add_route("/robots.txt", Reply(200, {}, RULES))
     await run_crawl(serve_pages(hostile), settings())
@@ -245,7 +267,7 @@ async def test_redirect_to_another_host(hostile: HostileServer, hostile_b: Hosti
 def chain(server: HostileServer, hops: int) -> None:
     """/robots.txt redirects ``hops`` times; the end of the chain has RULES."""
     names = ["/robots.txt"] + [f"/hop{i}.txt" for i in range(1, hops + 1)]
-    for here, there in zip(names, names[1:], strict=False):
+    for here, there in itertools.pairwise(names):
         server.add_route(here, redirect(there, 307))
     server.add_route(names[-1], Reply(200, {}, RULES))
 
@@ -254,7 +276,9 @@ def chain(server: HostileServer, hops: int) -> None:
 async def test_five_redirects_are_followed(hostile: HostileServer) -> None:
     chain(hostile, 5)
     result = await run_crawl(serve_pages(hostile), settings())
-    assert {p for p in pages_served(hostile) if not p.startswith("/hop")} == {"/public/a"}
+    assert {p for p in pages_served(hostile) if not p.startswith("/hop")} == {
+        "/public/a"
+    }
     assert stat(result, "robots_std/verdict/parse") == 1
 
 
@@ -290,16 +314,25 @@ async def test_redirect_from_http_to_https(
 
 
 @deferred_f_from_coro_f
-async def test_redirect_to_another_domain_with_allowed_domains(hostile: HostileServer) -> None:
+async def test_redirect_to_another_domain_with_allowed_domains(
+    hostile: HostileServer,
+) -> None:
     with loopback_names():
         hostile.add_route(
-            "/robots.txt", redirect(hostile.url("/robots.txt", host="other.test")), host="site.test"
+            "/robots.txt",
+            redirect(hostile.url("/robots.txt", host="other.test")),
+            host="site.test",
         )
         hostile.add_route("/robots.txt", Reply(200, {}, RULES), host="other.test")
         urls = serve_pages(hostile, host="site.test")
-        result = await run_crawl(urls, settings(), spider_kwargs={"allowed_domains": ["site.test"]})
+        result = await run_crawl(
+            urls, settings(), spider_kwargs={"allowed_domains": ["site.test"]}
+        )
     assert pages_served(hostile) == {"/public/a"}
-    assert [r.host for r in hostile.requests_for("/robots.txt")] == ["site.test", "other.test"]
+    assert [r.host for r in hostile.requests_for("/robots.txt")] == [
+        "site.test",
+        "other.test",
+    ]
     assert stat(result, "robots_std/verdict/parse") == 1
 
 
@@ -339,10 +372,13 @@ async def test_connection_refused(refused_port: int) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_black_hole_times_out_and_the_crawl_finishes(hostile: HostileServer) -> None:
+async def test_black_hole_times_out_and_the_crawl_finishes(
+    hostile: HostileServer,
+) -> None:
     hostile.add_route("/robots.txt", BlackHole(max_hold=30))
     result = await run_crawl(
-        serve_pages(hostile), settings(ROBOTS_STD_FETCH_TIMEOUT=1, ROBOTS_STD_FETCH_RETRIES=0)
+        serve_pages(hostile),
+        settings(ROBOTS_STD_FETCH_TIMEOUT=1, ROBOTS_STD_FETCH_RETRIES=0),
     )
     assert pages_served(hostile) == set()
     assert stat(result, "robots_std/dropped/unreachable") == 2
@@ -356,7 +392,9 @@ async def test_trickle_is_cut_by_the_robots_timeout(hostile: HostileServer) -> N
     result = await run_crawl(
         serve_pages(hostile),
         settings(
-            ROBOTS_STD_FETCH_TIMEOUT=1.5, ROBOTS_STD_FETCH_RETRIES=0, DOWNLOAD_TIMEOUT=60
+            ROBOTS_STD_FETCH_TIMEOUT=1.5,
+            ROBOTS_STD_FETCH_RETRIES=0,
+            DOWNLOAD_TIMEOUT=60,
         ),
     )
     assert pages_served(hostile) == set()
@@ -369,7 +407,11 @@ async def test_the_wait_budget_bounds_every_request(hostile: HostileServer) -> N
     hostile.add_route("/robots.txt", BlackHole(max_hold=30))
     result = await run_crawl(
         serve_pages(hostile),
-        settings(ROBOTS_STD_FETCH_TIMEOUT=2, ROBOTS_STD_FETCH_RETRIES=5, ROBOTS_STD_MAX_WAIT=3),
+        settings(
+            ROBOTS_STD_FETCH_TIMEOUT=2,
+            ROBOTS_STD_FETCH_RETRIES=5,
+            ROBOTS_STD_MAX_WAIT=3,
+        ),
     )
     assert result.elapsed < 8
     assert stat(result, "robots_std/wait/max_seconds") <= 4
@@ -412,7 +454,8 @@ async def test_10_mb_body_is_cut_at_500_kib_without_downloading_the_rest(
 @deferred_f_from_coro_f
 async def test_robots_txt_cookies_never_reach_pages(hostile: HostileServer) -> None:
     hostile.add_route(
-        "/robots.txt", Reply(200, {"Set-Cookie": "tracker=1; Path=/"}, b"User-agent: *\nAllow: /\n")
+        "/robots.txt",
+        Reply(200, {"Set-Cookie": "tracker=1; Path=/"}, b"User-agent: *\nAllow: /\n"),
     )
     await run_crawl(serve_pages(hostile), settings())
     page_requests = [r for r in hostile.requests if r.path in PAGES]
@@ -441,7 +484,9 @@ async def test_http_https_and_default_port_origins(
     robots = hostile.requests_for("/robots.txt", host="site.test")
     assert len(robots) == 1
     assert "authorization" not in robots[0].headers
-    site_paths = {r.path.split("?")[0] for r in hostile.requests if r.host == "site.test"}
+    site_paths = {
+        r.path.split("?")[0] for r in hostile.requests if r.host == "site.test"
+    }
     assert site_paths == {"/robots.txt", "/public/a"}
     assert stat(result, "robots_std/dropped/rule") == 2
 
@@ -450,7 +495,9 @@ async def test_http_https_and_default_port_origins(
 async def test_http_and_https_are_two_origins(hostile_tls: HostileServer) -> None:
     hostile_tls.add_route("/robots.txt", Reply(200, {}, RULES))
     urls = serve_pages(hostile_tls)
-    http_url = urls[0].replace("https://", "http://")  # same host and port, other scheme
+    http_url = urls[0].replace(
+        "https://", "http://"
+    )  # same host and port, other scheme
     result = await run_crawl([*urls, http_url], settings(ROBOTS_STD_FETCH_RETRIES=0))
     assert pages_served(hostile_tls) == {"/public/a"}
     # The plain-http origin is a different origin with its own (failing) robots.txt.
@@ -459,7 +506,9 @@ async def test_http_and_https_are_two_origins(hostile_tls: HostileServer) -> Non
 
 
 @deferred_f_from_coro_f
-async def test_idn_host(hostile: HostileServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_idn_host(
+    hostile: HostileServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("http_proxy", hostile.base_url)
     monkeypatch.delenv("no_proxy", raising=False)
     monkeypatch.delenv("NO_PROXY", raising=False)
@@ -530,7 +579,9 @@ class DownloadAsyncSpider(Spider):
 
         # Both reactors: gather through Twisted.
         await maybe_deferred_to_future(
-            DeferredList([deferred_from_coro(one(u)) for u in self.urls], consumeErrors=True)
+            DeferredList(
+                [deferred_from_coro(one(u)) for u in self.urls], consumeErrors=True
+            )
         )
         return
         yield  # pragma: no cover
@@ -543,7 +594,9 @@ async def test_every_direct_download_waiter_is_checked(hostile: HostileServer) -
     hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=1.0))
     pages = [f"/{'private' if i % 2 else 'public'}/{i}" for i in range(10)]
     urls = serve_pages(hostile, pages)
-    crawler = get_crawler(DownloadAsyncSpider, {**settings(), "TELNETCONSOLE_ENABLED": False})
+    crawler = get_crawler(
+        DownloadAsyncSpider, {**settings(), "TELNETCONSOLE_ENABLED": False}
+    )
     await crawler.crawl_async(urls=urls)
     spider = crawler.spider
     assert isinstance(spider, DownloadAsyncSpider)
@@ -553,7 +606,9 @@ async def test_every_direct_download_waiter_is_checked(hostile: HostileServer) -
 
 
 @deferred_f_from_coro_f
-async def test_a_black_holed_origin_does_not_stall_the_others(hostile: HostileServer) -> None:
+async def test_a_black_holed_origin_does_not_stall_the_others(
+    hostile: HostileServer,
+) -> None:
     timeout = 6.0
     healthy = [f"h{i}.test" for i in range(20)]
     with loopback_names():
@@ -571,7 +626,9 @@ async def test_a_black_holed_origin_does_not_stall_the_others(hostile: HostileSe
             ),
         )
     [dead_robots] = hostile.requests_for("/robots.txt", host="dead.test")
-    healthy_pages = [r for r in hostile.requests if r.host in healthy and r.path != "/robots.txt"]
+    healthy_pages = [
+        r for r in hostile.requests if r.host in healthy and r.path != "/robots.txt"
+    ]
     assert len(healthy_pages) == 40
     assert max(r.arrived for r in healthy_pages) < dead_robots.arrived + timeout
     assert stat(result, "robots_std/dropped/unreachable") == 10
@@ -583,7 +640,9 @@ async def test_a_black_holed_origin_does_not_stall_the_others(hostile: HostileSe
 @deferred_f_from_coro_f
 async def test_dont_obey_robotstxt_meta(hostile: HostileServer) -> None:
     hostile.add_route("/robots.txt", Reply(200, {}, RULES))
-    result = await run_crawl(serve_pages(hostile), settings(), meta={"dont_obey_robotstxt": True})
+    result = await run_crawl(
+        serve_pages(hostile), settings(), meta={"dont_obey_robotstxt": True}
+    )
     assert pages_served(hostile) == set(PAGES)
     assert robots_fetches(hostile) == 0
     assert result.failures == []
@@ -616,12 +675,16 @@ async def test_dry_run_logs_and_counts_without_dropping(hostile: HostileServer) 
     assert pages_served(hostile) == set(PAGES)
     assert stat(result, "robots_std/would_drop/rule") == 1
     assert stat(result, "robotstxt/forbidden") is None
-    assert any("Would be forbidden by robots.txt (dry run)" in m for m in result.messages())
+    assert any(
+        "Would be forbidden by robots.txt (dry run)" in m for m in result.messages()
+    )
 
 
 @deferred_f_from_coro_f
 async def test_robots_parsed_signal(hostile: HostileServer) -> None:
-    hostile.add_route("/robots.txt", Reply(200, {}, RULES + b"Sitemap: http://x.test/s.xml\n"))
+    hostile.add_route(
+        "/robots.txt", Reply(200, {}, RULES + b"Sitemap: http://x.test/s.xml\n")
+    )
     seen: list[tuple[Any, Request]] = []
 
     def connect(crawler: Crawler) -> None:
@@ -640,23 +703,31 @@ async def test_robots_parsed_signal(hostile: HostileServer) -> None:
 
 
 @deferred_f_from_coro_f
-async def test_summary_at_close(hostile: HostileServer, hostile_b: HostileServer) -> None:
+async def test_summary_at_close(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
     hostile.add_route("/robots.txt", Reply(200, {}, RULES))
     hostile_b.add_route("/robots.txt", Reply(503))
-    urls = serve_pages(hostile, ["/private/1", "/private/2", "/public/3"]) + serve_pages(
-        hostile_b
-    )
+    urls = serve_pages(
+        hostile, ["/private/1", "/private/2", "/public/3"]
+    ) + serve_pages(hostile_b)
     result = await run_crawl(urls, settings(ROBOTS_STD_FETCH_RETRIES=0))
-    [summary] = [m for m in result.messages(logging.INFO, MW_LOGGER) if "top origins" in m]
+    [summary] = [
+        m for m in result.messages(logging.INFO, MW_LOGGER) if "top origins" in m
+    ]
     assert "4 request(s) dropped (rule: 2, unreachable: 2)" in summary
     assert f'{hostile.url("/robots.txt")} line 2 "Disallow: /private/"' in summary
     assert hostile_b.url("/robots.txt") in summary.split("unreachable:")[-1]
-    origin_keys = [k for k in result.stats if k.startswith("robots_std/dropped_by_origin/")]
+    origin_keys = [
+        k for k in result.stats if k.startswith("robots_std/dropped_by_origin/")
+    ]
     assert len(origin_keys) == 2
 
 
 @deferred_f_from_coro_f
-async def test_lru_bound_evicts_origins(hostile: HostileServer, hostile_b: HostileServer) -> None:
+async def test_lru_bound_evicts_origins(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
     for server in (hostile, hostile_b):
         server.add_route("/robots.txt", Reply(200, {}, RULES))
     urls = serve_pages(hostile) + serve_pages(hostile_b)
@@ -670,7 +741,9 @@ class SlowSpider(Spider):
 
     name = "slow"
 
-    def __init__(self, *args: Any, urls: list[str], pause: float, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, urls: list[str], pause: float, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.urls = urls
         self.pause = pause
@@ -695,11 +768,13 @@ async def test_max_age_expiry_refetches(hostile: HostileServer) -> None:
     from scrapy.utils.test import get_crawler
 
     hostile.add_route(
-        "/robots.txt", Reply(200, {"Cache-Control": "max-age=1"}, b"User-agent: *\nAllow: /\n")
+        "/robots.txt",
+        Reply(200, {"Cache-Control": "max-age=1"}, b"User-agent: *\nAllow: /\n"),
     )
     urls = serve_pages(hostile, ["/public/1", "/public/2"])
     crawler = get_crawler(
-        SlowSpider, {**settings(ROBOTS_STD_CACHE_MIN_TTL=0), "TELNETCONSOLE_ENABLED": False}
+        SlowSpider,
+        {**settings(ROBOTS_STD_CACHE_MIN_TTL=0), "TELNETCONSOLE_ENABLED": False},
     )
     started = time.monotonic()
     await crawler.crawl_async(urls=urls, pause=1.5)

@@ -5,24 +5,28 @@ BOT_NAME = "example_project"
 SPIDER_MODULES = ["example_project.spiders"]
 NEWSPIDER_MODULE = "example_project.spiders"
 
-# robots.txt checks use the product token of this header: "DemoBot".
-USER_AGENT = "DemoBot/1.0 (+https://example.com/demobot)"
-
-# Obey robots.txt rules, with this package's parser behind Scrapy's built-in
-# RobotsTxtMiddleware.
-#
-# For now this project uses the RobotParser backend only. Once the package's own
-# middleware and add-on are in place, the one-line form will replace the two lines
-# below (it swaps in the package's middleware, which also explains every drop):
-#
-#     ADDONS = {"scrapy_robots_std.Addon": 0}
+# Obey robots.txt with scrapy-robots-std: the add-on puts the package's downloader
+# middleware in the place of Scrapy's built-in RobotsTxtMiddleware. ROBOTSTXT_OBEY
+# stays the on/off switch.
+ADDONS = {"scrapy_robots_std.Addon": 0}
 ROBOTSTXT_OBEY = True
-ROBOTSTXT_PARSER = "scrapy_robots_std.StdRobotParser"
+
+# Crawl responsibly by identifying yourself. robots.txt groups are matched against
+# the product token of this header: "DemoBot".
+USER_AGENT = "DemoBot/1.0 (+https://example.invalid/bot)"
 
 # "rfc9309" (the default) or "1994".
 ROBOTS_STD_STANDARD = "rfc9309"
 
-# Crawl responsibly.
+# How long an origin's requests may wait for its robots.txt. These are short, for
+# the demo; the defaults, better for real sites, are longer: 15 s per attempt,
+# 2 retries starting 2 s apart, at most 60 s in all.
+ROBOTS_STD_FETCH_TIMEOUT = 3
+ROBOTS_STD_FETCH_RETRIES = 1
+ROBOTS_STD_RETRY_BACKOFF = 0.5
+ROBOTS_STD_MAX_WAIT = 8
+
+# Concurrency and throttling settings
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 DOWNLOAD_DELAY = 1
 
