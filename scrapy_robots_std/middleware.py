@@ -255,8 +255,9 @@ class RobotsTxtStdMiddleware:
         origin = self._origin_to_check(request)
         if origin is None or self._closed:
             return
-        if self._fresh_entry(origin) is not None:
-            return
+        if self._fresh_entry(origin, count=False) is not None:
+            return  # counted in process_request
+        self._inc("cache", "miss")
         fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
         fetch.parked.append((request, time.monotonic()))
         # Keeps the request out of the scheduler (and out of the downloader's
