@@ -53,13 +53,12 @@ from scrapy_robots_std.scrapy_parser import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
-    from scrapy.utils.asyncio import CallLaterResult
     from typing_extensions import Self
 
 __all__ = ["RobotsTxtDisallowed", "RobotsTxtStdMiddleware"]
@@ -100,7 +99,8 @@ class _Fetch:
     parked: list[tuple[Request, float]] = field(default_factory=list)
     waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
     task: Deferred[None] | None = None
-    sleeping: CallLaterResult | None = None
+    #: ends a backoff sleep early (set while the cycle sleeps)
+    wake: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -360,11 +360,18 @@ class RobotsTxtStdMiddleware:
 
     async def _sleep(self, fetch: _Fetch, seconds: float) -> None:
         done: Deferred[None] = Deferred()
-        fetch.sleeping = call_later(seconds, done.callback, None)
+        timer = call_later(seconds, done.callback, None)
+
+        def wake_now() -> None:  # the spider is closing: stop waiting
+            timer.cancel()
+            if not done.called:
+                done.callback(None)
+
+        fetch.wake = wake_now
         try:
             await maybe_deferred_to_future(done)
         finally:
-            fetch.sleeping = None
+            fetch.wake = None
 
     def _store(
         self,
@@ -573,8 +580,8 @@ class RobotsTxtStdMiddleware:
     def _spider_closed(self, spider: Spider, reason: str) -> None:
         self._closed = True
         for fetch in list(self._fetches.values()):
-            if fetch.sleeping is not None:
-                fetch.sleeping.cancel()
+            if fetch.wake is not None:
+                fetch.wake()
             self._drop_at_shutdown(fetch.origin, [r for r, _ in fetch.parked])
             fetch.parked.clear()
         for origin, count in self._report.top_origins():

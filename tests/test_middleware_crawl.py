@@ -781,3 +781,30 @@ async def test_max_age_expiry_refetches(hostile: HostileServer) -> None:
     assert time.monotonic() - started >= 1.5
     assert robots_fetches(hostile) == 2
     assert pages_served(hostile) == {"/public/1", "/public/2"}
+
+
+@deferred_f_from_coro_f
+async def test_requests_still_waiting_when_the_spider_closes_are_counted(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    hostile.add_route("/robots.txt", Reply(503))  # keeps retrying (backoff sleeps)
+    hostile_b.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\nAllow: /\n"))
+    urls = serve_pages(hostile_b, ["/public/1"]) + serve_pages(hostile)
+    result = await run_crawl(
+        urls,
+        settings(
+            CLOSESPIDER_PAGECOUNT=1,
+            ROBOTS_STD_FETCH_RETRIES=5,
+            ROBOTS_STD_RETRY_BACKOFF=20,
+            ROBOTS_STD_RETRY_AFTER_MAX=20,
+            ROBOTS_STD_MAX_WAIT=60,
+        ),
+    )
+    assert result.stats["finish_reason"] == "closespider_pagecount"
+    assert result.elapsed < 15  # the 20 s backoff was cut short
+    assert pages_served(hostile) == set()
+    assert stat(result, "robots_std/dropped/shutdown") == 2
+    assert any(
+        "still waiting for its robots.txt" in m
+        for m in result.messages(logging.WARNING)
+    )
