@@ -69,7 +69,8 @@ def _number(
     except (TypeError, ValueError):
         raise SettingsError(f"{name}: expected a number, got {raw!r}") from None
     too_low = value < low if low_inclusive else value <= low
-    if math.isnan(value) or too_low or value > high:
+    # Infinity is refused too: a dead origin must not keep a crawl from finishing.
+    if not math.isfinite(value) or too_low or value > high:
         bound = ">=" if low_inclusive else ">"
         upper = f" and <= {high:g}" if high != math.inf else ""
         raise SettingsError(
@@ -84,7 +85,7 @@ def _integer(settings: BaseSettings, name: str, *, low: int) -> int:
         raise SettingsError(f"{name}: expected an integer, got {raw!r}")
     try:
         value = int(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SettingsError(f"{name}: expected an integer, got {raw!r}") from None
     if isinstance(raw, float) and raw != value:
         raise SettingsError(f"{name}: expected an integer, got {raw!r}")
@@ -94,9 +95,12 @@ def _integer(settings: BaseSettings, name: str, *, low: int) -> int:
 
 
 def _boolean(settings: BaseSettings, name: str) -> bool:
+    raw = settings.get(name)
+    if raw is None or raw == "":
+        return bool(DEFAULTS[name])
     try:
         return settings.getbool(name, DEFAULTS[name])
-    except ValueError:
+    except (TypeError, ValueError):
         raise SettingsError(
             f"{name}: expected True or False, got {settings.get(name)!r}"
         ) from None
@@ -153,7 +157,10 @@ class Config:
             raise SettingsError(f"USER_AGENT: expected a string, got {user_agent!r}")
 
         ttl = _number(settings, "ROBOTS_STD_CACHE_TTL", low=0, high=MAX_TTL)
-        min_ttl = _number(settings, "ROBOTS_STD_CACHE_MIN_TTL", low=0, high=MAX_TTL)
+        if settings.get("ROBOTS_STD_CACHE_MIN_TTL") in (None, ""):
+            min_ttl = min(float(DEFAULTS["ROBOTS_STD_CACHE_MIN_TTL"]), ttl)
+        else:
+            min_ttl = _number(settings, "ROBOTS_STD_CACHE_MIN_TTL", low=0, high=MAX_TTL)
         if min_ttl > ttl:
             raise SettingsError(
                 f"ROBOTS_STD_CACHE_MIN_TTL: {min_ttl:g} is above "

@@ -43,7 +43,7 @@ def origin_of(url: str | SplitResult | ParseResult) -> Origin | None:
         port = parts.port
     except ValueError:  # a port that is not a number, or out of range
         return None
-    if not host:
+    if not host or port == 0:
         return None
     host = _ascii_host(host.rstrip(".") or host)
     if host is None:

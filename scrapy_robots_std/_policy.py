@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Final
 
@@ -125,7 +126,8 @@ def retry_delay(
     Exponential backoff (``base``, ``2 * base``, ``4 * base``, ...); a server's
     ``Retry-After`` is honoured when it asks for longer; never more than ``cap``.
     """
-    delay = base * 2.0 ** max(0, attempt - 1)
+    # The exponent is capped: retry counts are unbounded settings.
+    delay = base * 2.0 ** min(max(0, attempt - 1), 64)
     if retry_after is not None and retry_after > delay:
         delay = retry_after
     return max(0.0, min(delay, cap))
@@ -177,7 +179,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if value is None:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return float(text)
     try:
         when = parsedate_to_datetime(text)
@@ -185,5 +187,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         return None
     if when is None:
         return None
+    if when.tzinfo is None:  # asctime dates and "-0000" are UTC (RFC 9110 5.6.7)
+        when = when.replace(tzinfo=timezone.utc)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)

@@ -39,6 +39,17 @@ class _BoundedCounter(Counter[str]):
             key = _OTHER
         self[key] += count
 
+    def top(self, n: int | None = None) -> list[tuple[str, int]]:
+        """Highest counts first; ties in name order, so the output is stable."""
+        ranked = sorted(self.items(), key=lambda item: (-item[1], item[0]))
+        return ranked if n is None else ranked[:n]
+
+    def distinct(self) -> str:
+        """How many keys were counted: ``"12"``, or ``"10000+"`` once folding began."""
+        if _OTHER in self:
+            return f"{len(self) - 1}+"
+        return str(len(self))
+
 
 def rule_text(robots_url: str, rule: Rule) -> str:
     """``http://a/robots.txt line 4 "Disallow: /x" (User-agent: bot)``."""
@@ -52,12 +63,13 @@ class Report:
         self.top = top
         self.by_origin = _BoundedCounter()
         self.by_rule = _BoundedCounter()
-        self.by_reason: Counter[str] = Counter()
+        self.by_reason = _BoundedCounter()
         self.unreachable: dict[str, str] = {}
+        self.unreachable_untracked = 0
         self.dry_run = False
 
     def dropped(self, origin: str, reason: str, rule_label: str | None) -> None:
-        self.by_reason[reason] += 1
+        self.by_reason.add(reason)
         self.by_origin.add(origin)
         if rule_label is not None:
             self.by_rule.add(rule_label)
@@ -65,35 +77,36 @@ class Report:
     def origin_unreachable(self, origin: str, detail: str) -> None:
         if origin in self.unreachable or len(self.unreachable) < _TRACKED:
             self.unreachable[origin] = detail
+        else:
+            self.unreachable_untracked += 1
 
     def origin_recovered(self, origin: str) -> None:
         self.unreachable.pop(origin, None)
 
     def top_origins(self) -> list[tuple[str, int]]:
-        return self.by_origin.most_common(self.top)
+        return self.by_origin.top(self.top)
 
     def summary(self) -> str:
-        verb = "would have been dropped (dry run)" if self.dry_run else "dropped"
+        verb = "would have been dropped" if self.dry_run else "dropped"
         total = sum(self.by_reason.values())
-        reasons = ", ".join(f"{r}: {n}" for r, n in self.by_reason.most_common())
-        lines = [
-            f"robots.txt: {total} request(s) {verb}"
-            + (f" ({reasons}) from {len(self.by_origin)} origin(s)" if total else "")
-        ]
+        reasons = ", ".join(f"{r}: {n}" for r, n in self.by_reason.top())
+        head = f"robots.txt: {total} request(s) {verb}"
+        if total:
+            head += f" ({reasons}) from {self.by_origin.distinct()} origin(s)"
+        if self.dry_run:
+            head += "; dry run: nothing was dropped"
+        lines = [head]
         if self.top and self.by_origin:
             lines.append("  top origins by drops:")
             lines.extend(f"    {n:>7}  {o}" for o, n in self.top_origins())
         if self.top and self.by_rule:
             lines.append("  top deciding rules:")
-            lines.extend(
-                f"    {n:>7}  {r}" for r, n in self.by_rule.most_common(self.top)
-            )
+            lines.extend(f"    {n:>7}  {r}" for r, n in self.by_rule.top(self.top))
         if self.unreachable:
             shown = list(self.unreachable.items())[: max(self.top, 1)]
-            more = len(self.unreachable) - len(shown)
-            lines.append(
-                f"  origins whose robots.txt was unreachable: {len(self.unreachable)}"
-            )
+            count = len(self.unreachable) + self.unreachable_untracked
+            more = count - len(shown)
+            lines.append(f"  origins whose robots.txt was unreachable: {count}")
             lines.extend(f"    {o}: {d}" for o, d in shown)
             if more > 0:
                 lines.append(f"    ... and {more} more")

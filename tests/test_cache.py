@@ -1,0 +1,180 @@
+"""The cache backend interface and the default in-memory LRU backend (SPEC 3, "Cache")."""
+
+from __future__ import annotations
+
+import pytest
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from scrapy_robots_std._config import DEFAULTS, SettingsError
+from scrapy_robots_std.cache import CacheEntry, MemoryCache, RobotsCache
+
+
+def _entry(
+    origin: str, *, expires_at: float = 2000.0, verdict: str = "allow-all"
+) -> CacheEntry:
+    return CacheEntry(
+        origin=origin,
+        robots_url=origin.rsplit(":", 1)[0] + "/robots.txt",
+        verdict=verdict,
+        reason="4xx",
+        detail="HTTP 404 means no restrictions",
+        robots=None,
+        status=404,
+        fetched_at=1000.0,
+        expires_at=expires_at,
+    )
+
+
+A, B, C, D = (f"http://{name}.example:80" for name in "abcd")
+
+
+def test_memory_cache_implements_the_protocol() -> None:
+    assert isinstance(MemoryCache(), RobotsCache)
+
+
+def test_an_object_without_the_methods_is_not_a_cache() -> None:
+    assert not isinstance(object(), RobotsCache)
+
+
+def test_memory_cache_get_returns_what_put_stored() -> None:
+    cache = MemoryCache()
+    entry = _entry(A)
+    assert cache.get(A) is None
+    assert cache.put(entry) == 0
+    assert cache.get(A) is entry
+    assert cache.get(B) is None
+    assert len(cache) == 1
+
+
+def test_memory_cache_put_replaces_an_origin_entry() -> None:
+    cache = MemoryCache(max_origins=2)
+    cache.put(_entry(A, verdict="unreachable"))
+    newer = _entry(A, verdict="parse")
+    assert cache.put(newer) == 0
+    assert cache.get(A) is newer
+    assert len(cache) == 1
+
+
+def test_memory_cache_keeps_stale_entries_for_the_middleware_to_judge() -> None:
+    cache = MemoryCache()
+    stale = _entry(A, expires_at=0.0)
+    cache.put(stale)
+    assert cache.get(A) is stale
+
+
+def test_memory_cache_evicts_least_recently_put_first() -> None:
+    cache = MemoryCache(max_origins=2)
+    assert cache.put(_entry(A)) == 0
+    assert cache.put(_entry(B)) == 0
+    assert cache.put(_entry(C)) == 1
+    assert cache.get(A) is None
+    assert cache.get(B) is not None
+    assert cache.get(C) is not None
+    assert len(cache) == 2
+
+
+def test_memory_cache_get_refreshes_recency() -> None:
+    cache = MemoryCache(max_origins=2)
+    cache.put(_entry(A))
+    cache.put(_entry(B))
+    assert cache.get(A) is not None  # A is now the most recently used
+    assert cache.put(_entry(C)) == 1
+    assert cache.get(B) is None
+    assert cache.get(A) is not None
+    assert cache.get(C) is not None
+
+
+def test_memory_cache_put_of_a_known_origin_refreshes_recency() -> None:
+    cache = MemoryCache(max_origins=2)
+    cache.put(_entry(A))
+    cache.put(_entry(B))
+    cache.put(_entry(A))
+    cache.put(_entry(C))
+    assert cache.get(B) is None
+    assert cache.get(A) is not None
+
+
+def test_memory_cache_get_of_a_missing_origin_changes_nothing() -> None:
+    cache = MemoryCache(max_origins=2)
+    cache.put(_entry(A))
+    cache.put(_entry(B))
+    assert cache.get(D) is None
+    cache.put(_entry(C))
+    assert cache.get(A) is None
+    assert len(cache) == 2
+
+
+def test_memory_cache_put_reports_each_eviction() -> None:
+    cache = MemoryCache(max_origins=1)
+    evicted = [cache.put(_entry(origin)) for origin in (A, B, C, D)]
+    assert evicted == [0, 1, 1, 1]
+    assert len(cache) == 1
+    assert cache.get(D) is not None
+
+
+def test_memory_cache_shrunk_bound_evicts_several_on_next_put() -> None:
+    cache = MemoryCache(max_origins=3)
+    for origin in (A, B, C):
+        cache.put(_entry(origin))
+    cache.max_origins = 1
+    assert cache.put(_entry(D)) == 3
+    assert len(cache) == 1
+    assert cache.get(D) is not None
+
+
+@pytest.mark.parametrize("max_origins", [0, -1])
+def test_memory_cache_rejects_a_bound_below_one(max_origins: int) -> None:
+    with pytest.raises(ValueError, match="max_origins"):
+        MemoryCache(max_origins=max_origins)
+
+
+def test_memory_cache_default_bound_matches_the_setting_default() -> None:
+    assert MemoryCache().max_origins == DEFAULTS["ROBOTS_STD_CACHE_MAX_ORIGINS"]
+
+
+def test_memory_cache_close_empties_it() -> None:
+    cache = MemoryCache()
+    cache.open()
+    cache.put(_entry(A))
+    cache.put(_entry(B))
+    cache.close()
+    assert len(cache) == 0
+    assert cache.get(A) is None
+
+
+@pytest.mark.parametrize(
+    ("now", "fresh"),
+    [(1000.0, True), (1999.999, True), (2000.0, False), (3000.0, False)],
+)
+def test_cache_entry_fresh_until_expires_at(now: float, fresh: bool) -> None:
+    assert _entry(A, expires_at=2000.0).fresh(now) is fresh
+
+
+def test_cache_entry_fresh_defaults_to_the_current_time() -> None:
+    assert _entry(A, expires_at=0.0).fresh() is False
+    assert _entry(A, expires_at=float("inf")).fresh() is True
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [(3, 3), ("7", 7), (1, 1), (None, 10_000)]
+)
+def test_memory_cache_from_crawler_reads_max_origins(
+    value: object, expected: int
+) -> None:
+    crawler = get_crawler(settings_dict={"ROBOTS_STD_CACHE_MAX_ORIGINS": value})
+    cache = MemoryCache.from_crawler(crawler)
+    assert cache.max_origins == expected
+
+
+def test_memory_cache_built_from_crawler_honours_its_bound() -> None:
+    crawler = get_crawler(settings_dict={"ROBOTS_STD_CACHE_MAX_ORIGINS": 2})
+    cache = build_from_crawler(MemoryCache, crawler)
+    assert [cache.put(_entry(origin)) for origin in (A, B, C)] == [0, 0, 1]
+
+
+@pytest.mark.parametrize("value", [0, "-3", "many"])
+def test_memory_cache_from_crawler_rejects_a_bad_bound(value: object) -> None:
+    crawler = get_crawler(settings_dict={"ROBOTS_STD_CACHE_MAX_ORIGINS": value})
+    with pytest.raises(SettingsError, match=r"^ROBOTS_STD_CACHE_MAX_ORIGINS"):
+        MemoryCache.from_crawler(crawler)

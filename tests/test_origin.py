@@ -1,0 +1,130 @@
+"""Origins (SPEC 3): scheme + host + port, and where each origin's robots.txt lives."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse, urlsplit
+
+import pytest
+
+from scrapy_robots_std._origin import Origin, origin_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from urllib.parse import ParseResult, SplitResult
+
+
+@pytest.mark.parametrize(
+    ("url", "key", "robots_url"),
+    [
+        # default ports are the same as no port
+        ("http://example.com/a", "http://example.com:80", "http://example.com/robots.txt"),
+        ("http://example.com", "http://example.com:80", "http://example.com/robots.txt"),
+        ("http://example.com:80/a", "http://example.com:80", "http://example.com/robots.txt"),
+        ("https://example.com/a", "https://example.com:443", "https://example.com/robots.txt"),
+        ("https://example.com:443/", "https://example.com:443", "https://example.com/robots.txt"),
+        ("https://example.com:0443/", "https://example.com:443", "https://example.com/robots.txt"),
+        # a non-default port is kept, in the key and the robots.txt URL
+        ("http://example.com:8080/a", "http://example.com:8080", "http://example.com:8080/robots.txt"),
+        ("https://example.com:80/", "https://example.com:80", "https://example.com:80/robots.txt"),
+        ("http://example.com:443/", "http://example.com:443", "http://example.com:443/robots.txt"),
+        # scheme and host are case-insensitive
+        ("HTTP://EXAMPLE.COM/A", "http://example.com:80", "http://example.com/robots.txt"),
+        ("hTTpS://Example.Com:443/", "https://example.com:443", "https://example.com/robots.txt"),
+        # IDN: punycode
+        ("http://Bücher.example/", "http://xn--bcher-kva.example:80", "http://xn--bcher-kva.example/robots.txt"),
+        ("http://xn--bcher-kva.example/", "http://xn--bcher-kva.example:80", "http://xn--bcher-kva.example/robots.txt"),
+        ("https://BÜCHER.example:8443/x", "https://xn--bcher-kva.example:8443", "https://xn--bcher-kva.example:8443/robots.txt"),
+        # userinfo is not part of the origin, and is not sent
+        ("http://user:secret@example.com/x", "http://example.com:80", "http://example.com/robots.txt"),
+        ("https://user@example.com:8443/", "https://example.com:8443", "https://example.com:8443/robots.txt"),
+        # path, query and fragment do not matter
+        ("http://example.com/a/b?c=d#e", "http://example.com:80", "http://example.com/robots.txt"),
+        ("http://example.com/robots.txt", "http://example.com:80", "http://example.com/robots.txt"),
+        # a trailing dot names the same host
+        ("http://example.com./", "http://example.com:80", "http://example.com/robots.txt"),
+        # IP literals
+        ("http://192.0.2.1:8080/x", "http://192.0.2.1:8080", "http://192.0.2.1:8080/robots.txt"),
+        ("http://[::1]:8080/x", "http://[::1]:8080", "http://[::1]:8080/robots.txt"),
+        ("http://[::1]/", "http://[::1]:80", "http://[::1]/robots.txt"),
+        ("https://[2001:DB8::1]:443/", "https://[2001:db8::1]:443", "https://[2001:db8::1]/robots.txt"),
+    ],
+)  # fmt: skip
+def test_origin_of(url: str, key: str, robots_url: str) -> None:
+    assert origin_of(url) == Origin(key, robots_url)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("http://example.com/", "http://example.com:80/x"),
+        ("http://EXAMPLE.com/", "http://example.COM/"),
+        ("http://Bücher.example/", "http://xn--bcher-kva.example/"),
+        ("http://u:p@example.com/", "http://example.com/"),
+        ("https://example.com/", "https://example.com:443/"),
+    ],
+)
+def test_same_origin(a: str, b: str) -> None:
+    origin_a, origin_b = origin_of(a), origin_of(b)
+    assert origin_a is not None
+    assert origin_a == origin_b
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("http://example.com/", "https://example.com/"),
+        ("https://example.com/", "https://example.com:80/"),
+        ("http://example.com/", "http://example.com:8080/"),
+        ("http://example.com/", "http://www.example.com/"),
+        ("http://[::1]/", "http://127.0.0.1/"),
+    ],
+)
+def test_different_origins(a: str, b: str) -> None:
+    origin_a, origin_b = origin_of(a), origin_of(b)
+    assert origin_a is not None
+    assert origin_b is not None
+    assert origin_a.key != origin_b.key
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # robots.txt covers http(s) only
+        "ftp://example.com/file",
+        "data:text/plain,hello",
+        "file:///etc/passwd",
+        "mailto:someone@example.com",
+        "ws://example.com/",
+        "about:blank",
+        # not absolute
+        "//example.com/x",
+        "/x",
+        "",
+        # bad port
+        "http://example.com:99999/",
+        "http://example.com:abc/",
+        "https://example.com:-1/",
+        # empty host
+        "http:///x",
+        "http://:80/",
+        "https://user@:443/",
+        # a host IDNA cannot encode (a label over 63 characters)
+        "http://" + "ü" * 70 + ".example/",
+    ],
+)
+def test_origin_of_returns_none(url: str) -> None:
+    assert origin_of(url) is None
+
+
+@pytest.mark.parametrize("parse", [urlsplit, urlparse])
+def test_origin_of_accepts_parsed_urls(
+    parse: Callable[[str], SplitResult | ParseResult],
+) -> None:
+    assert origin_of(parse("https://Example.com:8443/a;b?c")) == Origin(
+        "https://example.com:8443", "https://example.com:8443/robots.txt"
+    )
+
+
+def test_port_zero_is_no_origin() -> None:
+    assert origin_of("http://example.com:0/") is None
