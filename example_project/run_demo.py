@@ -1,4 +1,4 @@
-"""Crawl a local site of several origins with the ``demo`` spider and show what robots.txt did.
+"""Crawl a local site of several origins with the ``demo`` spider; show what robots.txt did.
 
 From the repository root (no internet needed)::
 
@@ -381,20 +381,16 @@ def crawl(start_urls: list[str], verbose: bool) -> Crawler:
 
 def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
     """Print what happened; return the differences from the intended policy."""
-    drops = sorted(
-        r.getMessage()
-        for r in captured.records
-        if r.getMessage().startswith("Forbidden by robots.txt")
-    )
+    logged = [(r.levelname, r.getMessage()) for r in captured.records]
+    drops = [m for _, m in logged if m.startswith("Forbidden by robots.txt")]
     print("Drops logged by scrapy_robots_std.middleware (DEBUG; sorted by URL):")
-    for message in drops:
+    for message in sorted(drops):
         print(f"  {message}")
     print("\nIts other log lines, in order (the last one is the summary at close):")
-    for record in captured.records:
-        message = record.getMessage()
+    for level, message in logged:
         if message not in drops:
             indented = message.replace("\n", "\n" + " " * 11)
-            print(f"  {record.levelname:<8} {indented}")
+            print(f"  {level:<8} {indented}")
 
     spider: Any = crawler.spider
     refused = set(spider.refused)
@@ -404,7 +400,9 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
         base = site.url[origin.name]
         requested = [path for _, path in site.log[origin.name]]
         served = {path for path in requested if path not in origin.files}
-        kept_away = {url.removeprefix(base) for url in refused if url.startswith(base)}
+        kept_away = {
+            url.removeprefix(base) for url in refused if url.startswith(f"{base}/")
+        }
         allowed = {path for path, page in origin.pages.items() if page.allowed}
         disallowed = set(origin.pages) - allowed
         robots = ", ".join(
@@ -412,7 +410,7 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
             for path in origin.files
             if path in requested
         )
-        print(f"  {origin.name:<7} {base}  ({robots})")
+        print(f"  {origin.name:<7} {base}  ({robots or 'no robots.txt requested'})")
         print(f"    served:    {', '.join(sorted(served)) or '-'}")
         print(f"    kept away: {', '.join(sorted(kept_away)) or '-'}")
         problems += [
@@ -443,7 +441,8 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
     print("\nStats:")
     for key in sorted(stats):
         if key.startswith(("robotstxt/", "robots_std/")):
-            print(f"  {key}: {stats[key]}")
+            varies = "  (a duration: varies)" if key.endswith("seconds") else ""
+            print(f"  {key}: {stats[key]}{varies}")
     if stats.get("log_count/ERROR"):
         problems.append(f"{stats['log_count/ERROR']} error(s) logged")
     return problems
@@ -474,7 +473,10 @@ def main(argv: list[str] | None = None) -> int:
                 threading.Event().wait()
             except KeyboardInterrupt:
                 return 0
-        print(f"Crawling from {len(start_urls)} start pages, one per origin...\n")
+        print(
+            f"Crawling from {len(start_urls)} start pages, one per origin...\n",
+            flush=True,
+        )
         crawler = crawl(start_urls, args.verbose)
 
     problems = report(site, crawler, captured)

@@ -403,7 +403,8 @@ class RobotsTxtStdMiddleware:
         )
         entry = CacheEntry(
             origin=origin.key,
-            robots_url=origin.robots_url,
+            # After redirects: the file whose lines decide, so log lines point at it.
+            robots_url=attempt.robots_url or origin.robots_url,
             verdict=verdict.verdict,
             reason=verdict.reason,
             detail=_describe(verdict, detail),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -472,5 +473,12 @@ def test_example_project_demo() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "robotstxt/forbidden: 3" in result.stdout
-    assert "/private/salaries.html" in result.stdout
+    assert "robotstxt/forbidden: 10" in result.stdout
+    assert "robots_std/dropped/unreachable: 4" in result.stdout
+    assert "OK: every page fetched was allowed" in result.stdout
+    # the moved origin's drops name the file its robots.txt redirected to
+    assert re.search(
+        r"/secret/launch\.html> by http://127\.0\.0\.1:\d+/moved-robots\.txt line 2 "
+        r'"Disallow: /secret/"',
+        result.stdout,
+    )
