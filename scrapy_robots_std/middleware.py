@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urljoin
 
 from scrapy import signals
@@ -46,17 +46,16 @@ from scrapy_robots_std._parser import MAX_BODY_BYTES
 from scrapy_robots_std._robots import Decision, RobotsTxt
 from scrapy_robots_std.cache import CacheEntry, RobotsCache
 from scrapy_robots_std.scrapy_parser import (
-    UNNAMED_TOKEN_1994,
-    UNNAMED_TOKEN_RFC9309,
     StdRobotParser,
+    fallback_token,
     product_token,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+    from scrapy.http import Headers, Response
     from scrapy.spiders import Spider
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
@@ -98,6 +97,7 @@ class _Fetch:
     started: float = field(default_factory=time.monotonic)
     parked: list[tuple[Request, float]] = field(default_factory=list)
     waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
+    #: keeps the running cycle referenced (an asyncio task may otherwise be collected)
     task: Deferred[None] | None = None
     #: ends a backoff sleep early (set while the cycle sleeps)
     wake: Callable[[], None] | None = None
@@ -179,9 +179,7 @@ class RobotsTxtStdMiddleware:
         token = self._tokens.get(key)
         if token is None:
             standard = self.config.standard
-            token = product_token(key, standard) or (
-                UNNAMED_TOKEN_1994 if standard == "1994" else UNNAMED_TOKEN_RFC9309
-            )
+            token = product_token(key, standard) or fallback_token(standard)
             if len(self._tokens) >= _TOKEN_CACHE_SIZE:
                 self._tokens.clear()
             self._tokens[key] = token
@@ -391,9 +389,9 @@ class RobotsTxtStdMiddleware:
             robots = RobotsTxt.parse(attempt.response.body, cfg.standard)
         header_max_age = None
         if attempt.response is not None:
-            cache_control = attempt.response.headers.get(b"Cache-Control")
-            if cache_control:
-                header_max_age = _policy.max_age(cache_control.decode("latin-1"))
+            header_max_age = _policy.max_age(
+                _header_text(attempt.response.headers, b"Cache-Control")
+            )
         ttl = _policy.cache_ttl(
             verdict,
             header_max_age=header_max_age,
@@ -452,12 +450,13 @@ class RobotsTxtStdMiddleware:
 
     def _unreachable_entry(self, origin: Origin, detail: str) -> CacheEntry:
         now = time.time()
+        verdict = _policy.FetchVerdict(_policy.UNREACHABLE, "network")
         return CacheEntry(
             origin=origin.key,
             robots_url=origin.robots_url,
-            verdict=_policy.UNREACHABLE,
-            reason="network",
-            detail=f"unreachable ({detail}); everything is disallowed for now",
+            verdict=verdict.verdict,
+            reason=verdict.reason,
+            detail=_describe(verdict, detail),
             robots=None,
             status=None,
             fetched_at=now,
@@ -551,7 +550,7 @@ class RobotsTxtStdMiddleware:
 
     def _headers_received(
         self,
-        headers: Mapping[bytes, Any],
+        headers: Headers,
         body_length: int,
         request: Request,
         spider: Spider,
@@ -615,15 +614,9 @@ class RobotsTxtStdMiddleware:
 _ALLOWED: Final = Decision(True, None, "allowed")
 
 
-def _header_text(headers: Mapping[bytes, Any], name: bytes) -> str | None:
-    value = headers.get(name)
-    if value is None:
-        return None
-    if isinstance(value, list):
-        value = value[0] if value else b""
-    if isinstance(value, bytes):
-        return value.decode("latin-1")
-    return str(value)
+def _header_text(headers: Headers, name: bytes) -> str | None:
+    value = headers.get(name)  # the last value, as bytes
+    return None if value is None else value.decode("latin-1")
 
 
 def _describe(verdict: _policy.FetchVerdict, detail: str) -> str:

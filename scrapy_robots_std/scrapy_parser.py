@@ -78,6 +78,11 @@ def product_token(
     return match.group(0) if match else None
 
 
+def fallback_token(standard: str) -> str:
+    """The token for a crawler with no usable product token: only ``*`` groups apply."""
+    return UNNAMED_TOKEN_1994 if standard == "1994" else UNNAMED_TOKEN_RFC9309
+
+
 def _is_http_url(url: str) -> bool:
     try:
         parts = urlsplit(url)
@@ -156,7 +161,7 @@ class StdRobotParser(RobotParser):
         return self.robots.sitemaps
 
     def _fallback_token(self) -> str:
-        return UNNAMED_TOKEN_1994 if self.standard == "1994" else UNNAMED_TOKEN_RFC9309
+        return fallback_token(self.standard)
 
     def _token(self, user_agent: str | bytes) -> str:
         token = self._tokens.get(user_agent)

@@ -72,6 +72,14 @@ def serve_pages(
     return [server.url(page, host=host) for page in pages]
 
 
+def use_as_http_proxy(server: HostileServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Send every http request through ``server``, which routes by the host asked for:
+    any host name, and port 80, without DNS or binding port 80."""
+    monkeypatch.setenv("http_proxy", server.base_url)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+
+
 def pages_served(server: HostileServer) -> set[str]:
     return {r.path for r in server.requests if not r.path.startswith("/robots")}
 
@@ -467,13 +475,9 @@ async def test_robots_txt_cookies_never_reach_pages(hostile: HostileServer) -> N
 async def test_http_https_and_default_port_origins(
     hostile: HostileServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Through a proxy, so that http://site.test/ and http://site.test:80/ need no port 80.
-    monkeypatch.setenv("http_proxy", hostile.base_url)
-    monkeypatch.delenv("no_proxy", raising=False)
-    monkeypatch.delenv("NO_PROXY", raising=False)
+    use_as_http_proxy(hostile, monkeypatch)
     hostile.add_route("/robots.txt", Reply(200, {}, RULES), host="site.test")
-    for page in PAGES:
-        hostile.add_route(page, Reply(200, {}, b"ok"), host="site.test")
+    serve_pages(hostile, host="site.test")
     urls = [
         "http://site.test/public/a",
         "http://site.test:80/private/b",
@@ -509,13 +513,10 @@ async def test_http_and_https_are_two_origins(hostile_tls: HostileServer) -> Non
 async def test_idn_host(
     hostile: HostileServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("http_proxy", hostile.base_url)
-    monkeypatch.delenv("no_proxy", raising=False)
-    monkeypatch.delenv("NO_PROXY", raising=False)
+    use_as_http_proxy(hostile, monkeypatch)
     host = "xn--bcher-kva.test"
     hostile.add_route("/robots.txt", Reply(200, {}, RULES), host=host)
-    for page in PAGES:
-        hostile.add_route(page, Reply(200, {}, b"ok"), host=host)
+    serve_pages(hostile, host=host)
     result = await run_crawl([f"http://bücher.test{p}" for p in PAGES], settings())
     assert [r.host for r in hostile.requests_for("/robots.txt")] == [host]
     assert {r.path for r in hostile.requests if r.path in PAGES} == {"/public/a"}
