@@ -37,6 +37,9 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_MAX_DECOMPRESSED_SIZE": 4 * 1024 * 1024,
     "ROBOTS_STD_DRY_RUN": False,
     "ROBOTS_STD_SUMMARY_TOP": 5,
+    "ROBOTS_STD_CRAWL_DELAY": False,
+    "ROBOTS_STD_CRAWL_DELAY_MAX": 60.0,
+    "ROBOTS_STD_SITEMAP_CALLBACK": None,
 }
 
 #: The decompressed size below which a compressed robots.txt cannot be cut to the
@@ -106,6 +109,17 @@ def _boolean(settings: BaseSettings, name: str) -> bool:
         ) from None
 
 
+def _method_name(settings: BaseSettings, name: str) -> str | None:
+    raw = _get(settings, name)
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.isidentifier():
+        raise SettingsError(
+            f"{name}: expected the name of a spider method, got {raw!r}"
+        )
+    return raw
+
+
 @dataclass(frozen=True)
 class Config:
     """The middleware's settings, validated. See the README's settings table."""
@@ -128,6 +142,11 @@ class Config:
     max_decompressed_size: int
     dry_run: bool
     summary_top: int
+    #: Honour Crawl-delay / Request-rate through the downloader slots.
+    crawl_delay: bool
+    crawl_delay_max: float
+    #: Name of the spider method that gets each Sitemap URL's response, or None.
+    sitemap_callback: str | None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -197,4 +216,9 @@ class Config:
             ),
             dry_run=_boolean(settings, "ROBOTS_STD_DRY_RUN"),
             summary_top=_integer(settings, "ROBOTS_STD_SUMMARY_TOP", low=0),
+            crawl_delay=_boolean(settings, "ROBOTS_STD_CRAWL_DELAY"),
+            crawl_delay_max=_number(
+                settings, "ROBOTS_STD_CRAWL_DELAY_MAX", low=0, low_inclusive=False
+            ),
+            sitemap_callback=_method_name(settings, "ROBOTS_STD_SITEMAP_CALLBACK"),
         )

@@ -20,9 +20,10 @@ import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin
 
+import scrapy.core.downloader as _scrapy_downloader
 from scrapy import signals
 from scrapy.exceptions import (
     DontCloseSpider,
@@ -39,8 +40,8 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import CancelledError, Deferred
 from w3lib.url import safe_url_string
 
-from scrapy_robots_std import _policy, _report
-from scrapy_robots_std._config import Config
+from scrapy_robots_std import _policy, _politeness, _report
+from scrapy_robots_std._config import Config, SettingsError
 from scrapy_robots_std._origin import Origin, origin_of
 from scrapy_robots_std._parser import MAX_BODY_BYTES
 from scrapy_robots_std._robots import Decision, RobotsTxt
@@ -66,6 +67,8 @@ logger = logging.getLogger(__name__)
 
 #: Marks this middleware's own robots.txt requests (value: byte count so far).
 FETCH_META: Final = "robots_std_fetch"
+#: On the requests fed to ROBOTS_STD_SITEMAP_CALLBACK: the robots.txt listing the URL.
+SITEMAP_META: Final = "robots_std_sitemap_of"
 #: Set on a parked request when it is scheduled again, so it is not parked twice.
 _RELEASED_META: Final = "_robots_std_released"
 #: Decision reasons for verdicts that are not a rule of the file.
@@ -130,7 +133,23 @@ class RobotsTxtStdMiddleware:
         self._report = _report.Report(self.config.summary_top)
         self._report.dry_run = self.config.dry_run
         self._closed = False
+        # Slots the user configured in DOWNLOAD_SLOTS keep the user's timing.
+        self._user_slots = frozenset(crawler.settings.getdict("DOWNLOAD_SLOTS"))
+        # Origins whose delay (and sitemaps) were already reported: once per origin.
+        self._delays_noted: set[str] = set()
+        self._sitemaps_fed: set[str] = set()
+        spider = getattr(crawler, "spider", None)
+        if spider is not None:
+            self._sitemap_callback(spider)  # a bad name stops the crawl at start
         crawler.signals.connect(self._request_scheduled, signals.request_scheduled)
+        if self.config.crawl_delay:
+            crawler.signals.connect(
+                self._slot_floor_on_request, signals.request_reached_downloader
+            )
+            # After AutoThrottle's own handler, which may lower the slot's delay.
+            crawler.signals.connect(
+                self._slot_floor_on_response, signals.response_downloaded
+            )
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_closed, signals.spider_closed)
@@ -439,6 +458,8 @@ class RobotsTxtStdMiddleware:
             if robots.truncated:
                 self._inc("body", "truncated")
             deferred_from_coro(self._send_parsed(robots, fetch.trigger))
+            self._note_delay(fetch, robots, entry.robots_url)
+            self._feed_sitemaps(origin.key, robots, entry.robots_url)
         return entry
 
     async def _send_parsed(self, robots: RobotsTxt, request: Request) -> None:
@@ -546,6 +567,169 @@ class RobotsTxtStdMiddleware:
             },
         )
 
+    # -- politeness: Crawl-delay / Request-rate ---------------------------------------
+
+    def _asked_delay(
+        self, robots: RobotsTxt, token: str
+    ) -> _politeness.AskedDelay | None:
+        try:
+            return _politeness.asked_delay(
+                robots.crawl_delay(token), robots.request_rate(token)
+            )
+        except ValueError:  # a token the parser refuses: nothing to apply
+            return None
+
+    def _note_delay(self, fetch: _Fetch, robots: RobotsTxt, robots_url: str) -> None:
+        """Count and log, once per origin, the delay its robots.txt asks for."""
+        origin = fetch.origin.key
+        asked = self._asked_delay(robots, self._token(fetch.trigger))
+        if asked is None or origin in self._delays_noted:
+            return
+        if len(self._delays_noted) >= self.config.cache_max_origins:
+            self._delays_noted.clear()  # bounded; an origin may be reported again
+        self._delays_noted.add(origin)
+        self._inc("delay", "asked")
+        if not self.config.crawl_delay:
+            return
+        slot = self.crawler.engine.downloader.get_slot_key(fetch.trigger)
+        values = {
+            "url": robots_url,
+            "directive": asked.directive,
+            "written": asked.written,
+            "slot": slot,
+        }
+        spider = {"spider": self.crawler.spider}
+        if slot in self._user_slots:
+            self._inc("delay", "ignored")
+            logger.info(
+                "robots.txt %(url)s asks for %(directive)s %(written)s; ignored "
+                "because DOWNLOAD_SLOTS sets the timing of slot %(slot)r",
+                values,
+                extra=spider,
+            )
+            return
+        plan = _politeness.plan_delay(asked, self.config.crawl_delay_max)
+        self._inc("delay", "applied")
+        downloader_slot = self.crawler.engine.downloader.slots.get(slot)
+        if downloader_slot is not None:
+            # The robots.txt response just arrived: the first page waits from here.
+            downloader_slot.lastseen = max(downloader_slot.lastseen, _slot_clock())
+        self._stats.max_value(_report.stat("delay", "max_seconds"), plan.seconds)
+        values["seconds"] = f"{plan.seconds:g}"
+        if plan.capped:
+            self._inc("delay", "capped")
+            logger.info(
+                "robots.txt %(url)s asks for %(directive)s %(written)s; capped at "
+                "%(seconds)s s between requests to slot %(slot)r "
+                "(ROBOTS_STD_CRAWL_DELAY_MAX)",
+                values,
+                extra=spider,
+            )
+        else:
+            logger.debug(
+                "robots.txt %(url)s asks for %(directive)s %(written)s: at least "
+                "%(seconds)s s between requests to slot %(slot)r",
+                values,
+                extra=spider,
+            )
+
+    def _slot_floor(self, request: Request) -> float | None:
+        """The seconds robots.txt asks between requests like this one, capped."""
+        if request.meta.get("dont_obey_robotstxt") or FETCH_META in request.meta:
+            return None
+        origin = origin_of(urlparse_cached(request))
+        if origin is None:
+            return None
+        entry = self.cache.get(origin.key)
+        if entry is None or entry.robots is None:
+            return None
+        asked = self._asked_delay(entry.robots, self._token(request))
+        if asked is None:
+            return None
+        return _politeness.plan_delay(asked, self.config.crawl_delay_max).seconds
+
+    def _raise_slot_delay(self, request: Request, *, responded: bool) -> bool:
+        key = request.meta.get("download_slot")
+        if key is None or key in self._user_slots:
+            return False
+        slot = self.crawler.engine.downloader.slots.get(key)
+        floor = self._slot_floor(request) if slot is not None else None
+        if slot is None or floor is None:
+            return False
+        if hasattr(slot, "jitter"):  # Scrapy 2.19+
+            slot.delay, slot.jitter = _politeness.slot_timing(
+                slot.delay, slot.jitter, floor
+            )
+        elif slot.delay * (0.5 if slot.randomize_delay else 1.0) < floor:
+            # Older Scrapy: a boolean ±50 % randomisation, all or nothing.
+            slot.delay, slot.randomize_delay = max(slot.delay, floor), False
+        if responded:
+            # Scrapy spaces the departures of a slot's requests; counting the delay
+            # from this response instead means the server sees every gap >= floor,
+            # however long connecting or answering took (Yandex's reading too:
+            # from the end of one download to the start of the next).
+            slot.lastseen = max(slot.lastseen, _slot_clock())
+        return True
+
+    def _slot_floor_on_request(self, request: Request, spider: Spider) -> None:
+        # request_reached_downloader: the slot exists and its queue is not yet
+        # processed, so the first request after the verdict already waits.
+        if self._raise_slot_delay(request, responded=False):
+            self._inc("delay", "requests")
+
+    def _slot_floor_on_response(
+        self, response: Response, request: Request, spider: Spider
+    ) -> None:
+        # AutoThrottle adjusts the slot's delay on this signal; put the floor back
+        # before the downloader takes the slot's next request.
+        self._raise_slot_delay(request, responded=True)
+
+    # -- sitemaps --------------------------------------------------------------------
+
+    def sitemaps(self, url: str) -> tuple[str, ...] | None:
+        """The ``Sitemap:`` URLs of the robots.txt for ``url``'s origin.
+
+        ``None`` when no verdict for that origin is cached (not fetched yet, or
+        evicted); ``()`` when its robots.txt lists none or was not parsed (4xx,
+        unreachable).
+        """
+        origin = origin_of(url)
+        entry = self.cache.get(origin.key) if origin is not None else None
+        if entry is None:
+            return None
+        return entry.robots.sitemaps if entry.robots is not None else ()
+
+    def _sitemap_callback(self, spider: Spider) -> Callable[..., Any] | None:
+        name = self.config.sitemap_callback
+        if name is None:
+            return None
+        callback = getattr(spider, name, None)
+        if not callable(callback):
+            raise SettingsError(
+                f"ROBOTS_STD_SITEMAP_CALLBACK: spider {spider.name!r} has no "
+                f"method {name!r}"
+            )
+        return callback  # type: ignore[no-any-return]
+
+    def _feed_sitemaps(self, origin: str, robots: RobotsTxt, robots_url: str) -> None:
+        """Schedule each Sitemap URL once per origin, for ROBOTS_STD_SITEMAP_CALLBACK."""
+        if self.config.sitemap_callback is None or not robots.sitemaps:
+            return
+        if origin in self._sitemaps_fed or self.crawler.spider is None:
+            return
+        if len(self._sitemaps_fed) >= self.config.cache_max_origins:
+            self._sitemaps_fed.clear()  # bounded; the dupefilter still drops repeats
+        self._sitemaps_fed.add(origin)
+        callback = self._sitemap_callback(self.crawler.spider)
+        for listed in robots.sitemaps:
+            url = safe_url_string(urljoin(robots_url, listed))
+            if origin_of(url) is None:
+                self._inc("sitemaps", "invalid")
+                continue
+            request = Request(url, callback=callback, meta={SITEMAP_META: robots_url})
+            self.crawler.engine.crawl(request)
+            self._inc("sitemaps", "scheduled")
+
     # -- size limits on the wire -----------------------------------------------------
 
     def _headers_received(
@@ -612,6 +796,11 @@ class RobotsTxtStdMiddleware:
 
 
 _ALLOWED: Final = Decision(True, None, "allowed")
+
+#: The clock of ``Slot.lastseen``: ``monotonic`` since Scrapy 2.19, ``time`` before.
+_slot_clock: Callable[[], float] = getattr(
+    _scrapy_downloader, "monotonic", getattr(_scrapy_downloader, "time", time.time)
+)
 
 
 def _header_text(headers: Headers, name: bytes) -> str | None:

@@ -37,6 +37,9 @@ ATTRIBUTES = {
     "ROBOTS_STD_MAX_DECOMPRESSED_SIZE": "max_decompressed_size",
     "ROBOTS_STD_DRY_RUN": "dry_run",
     "ROBOTS_STD_SUMMARY_TOP": "summary_top",
+    "ROBOTS_STD_CRAWL_DELAY": "crawl_delay",
+    "ROBOTS_STD_CRAWL_DELAY_MAX": "crawl_delay_max",
+    "ROBOTS_STD_SITEMAP_CALLBACK": "sitemap_callback",
 }
 
 
@@ -124,6 +127,14 @@ VALID = [
     # integer >= 0
     ("ROBOTS_STD_SUMMARY_TOP", 0, 0),
     ("ROBOTS_STD_SUMMARY_TOP", "20", 20),
+    ("ROBOTS_STD_CRAWL_DELAY", True, True),
+    ("ROBOTS_STD_CRAWL_DELAY", "false", False),
+    # > 0
+    ("ROBOTS_STD_CRAWL_DELAY_MAX", 10, 10.0),
+    ("ROBOTS_STD_CRAWL_DELAY_MAX", "0.5", 0.5),
+    # a method name
+    ("ROBOTS_STD_SITEMAP_CALLBACK", "_parse_sitemap", "_parse_sitemap"),
+    ("ROBOTS_STD_SITEMAP_CALLBACK", "parse_sitemap", "parse_sitemap"),
 ]
 
 
@@ -194,6 +205,15 @@ INVALID = [
     ("ROBOTS_STD_UNREACHABLE_TTL", -1),
     ("ROBOTS_STD_UNREACHABLE_TTL", "nan"),
     # integers >= 1
+    ("ROBOTS_STD_CRAWL_DELAY", "sometimes"),
+    ("ROBOTS_STD_CRAWL_DELAY_MAX", 0),
+    ("ROBOTS_STD_CRAWL_DELAY_MAX", -1),
+    ("ROBOTS_STD_CRAWL_DELAY_MAX", _INF),
+    ("ROBOTS_STD_CRAWL_DELAY_MAX", "a while"),
+    ("ROBOTS_STD_SITEMAP_CALLBACK", "parse sitemap"),
+    ("ROBOTS_STD_SITEMAP_CALLBACK", "spider.parse"),
+    ("ROBOTS_STD_SITEMAP_CALLBACK", 42),
+    ("ROBOTS_STD_SITEMAP_CALLBACK", True),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 0),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "0"),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 2.5),

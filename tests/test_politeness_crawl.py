@@ -1,0 +1,315 @@
+"""Crawl-delay, Request-rate and Sitemap lines in real crawls (issue 5).
+
+The server's arrival times are the ground truth: with ``ROBOTS_STD_CRAWL_DELAY``
+on, the pages of an origin that asks for a delay arrive at least that far apart,
+while another origin in the same crawl is fetched at full speed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pytest
+from hostile import HostileSpider, Reply, loopback_names, run_crawl
+from scrapy.spiders import SitemapSpider
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_robots_std import RobotsTxtStdMiddleware
+from scrapy_robots_std._config import SettingsError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from hostile import CrawlResult, HostileServer
+    from scrapy.http import Response
+
+pytestmark = pytest.mark.crawl
+
+MW_LOGGER = "scrapy_robots_std.middleware"
+SLOW = "slow.test"
+FAST = "fast.test"
+
+
+def settings(**overrides: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "ROBOTSTXT_OBEY": True,
+        "ADDONS": {"scrapy_robots_std.Addon": 0},
+        "USER_AGENT": "TestBot/1.0 (+http://example.invalid)",
+        "ROBOTS_STD_FETCH_TIMEOUT": 3,
+        "ROBOTS_STD_CRAWL_DELAY": True,
+        "RETRY_ENABLED": False,
+    }
+    base.update(overrides)
+    return base
+
+
+def site(
+    server: HostileServer, host: str, robots: bytes, pages: Iterable[str]
+) -> list[str]:
+    """Serve ``robots`` and ``pages`` under ``host``; return the page URLs."""
+    server.add_route("/robots.txt", Reply(200, {}, robots), host=host)
+    urls = []
+    for page in pages:
+        server.add_route(
+            page, Reply(200, {"Content-Type": "text/html"}, b"<p>ok</p>"), host=host
+        )
+        urls.append(server.url(page, host=host))
+    return urls
+
+
+def arrivals(server: HostileServer, host: str, pages: bool = True) -> list[float]:
+    return sorted(
+        r.arrived
+        for r in server.requests
+        if r.host == host and (r.path != "/robots.txt") == pages
+    )
+
+
+def gaps(times: list[float]) -> list[float]:
+    return [later - earlier for earlier, later in itertools.pairwise(times)]
+
+
+def info_lines(result: CrawlResult) -> list[str]:
+    return result.messages(logging.INFO, MW_LOGGER)
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_spaces_one_origin_while_another_runs_at_full_speed(
+    hostile: HostileServer,
+) -> None:
+    with loopback_names():
+        slow = site(
+            hostile,
+            SLOW,
+            b"User-agent: *\nCrawl-delay: 2\nDisallow: /private/\n",
+            [f"/page/{n}" for n in range(5)],
+        )
+        fast = site(
+            hostile, FAST, b"User-agent: *\nDisallow:\n", [f"/p/{n}" for n in range(20)]
+        )
+        result = await run_crawl(slow + fast, settings())
+
+    slow_pages = arrivals(hostile, SLOW)
+    [slow_robots] = arrivals(hostile, SLOW, pages=False)
+    assert len(slow_pages) == 5
+    # The robots.txt request counts too: the first page waits the delay after it.
+    assert slow_pages[0] - slow_robots >= 2.0
+    assert min(gaps(slow_pages)) >= 2.0, gaps(slow_pages)
+
+    fast_pages = arrivals(hostile, FAST)
+    assert len(fast_pages) == 20
+    # All 20 fast pages are in before the slow origin's second page.
+    assert fast_pages[-1] < slow_pages[1]
+    assert max(gaps(fast_pages)) < 1.0
+
+    assert result.stats["robots_std/delay/asked"] == 1
+    assert result.stats["robots_std/delay/applied"] == 1
+    assert result.stats["robots_std/delay/max_seconds"] == 2.0
+    assert result.stats["robots_std/delay/requests"] == 5
+    assert "robots_std/delay/capped" not in result.stats
+
+
+@deferred_f_from_coro_f
+async def test_crawl_delay_is_off_by_default(hostile: HostileServer) -> None:
+    with loopback_names():
+        urls = site(
+            hostile, SLOW, b"User-agent: *\nCrawl-delay: 5\n", ["/a", "/b", "/c"]
+        )
+        result = await run_crawl(urls, settings(ROBOTS_STD_CRAWL_DELAY=False))
+    pages = arrivals(hostile, SLOW)
+    assert len(pages) == 3
+    assert pages[-1] - pages[0] < 1.0
+    # Counted, so a user can see that robots.txt asked for a delay.
+    assert result.stats["robots_std/delay/asked"] == 1
+    assert "robots_std/delay/applied" not in result.stats
+    assert "robots_std/delay/requests" not in result.stats
+
+
+@deferred_f_from_coro_f
+async def test_request_rate_when_stricter_than_crawl_delay(
+    hostile: HostileServer,
+) -> None:
+    robots = b"User-agent: *\nCrawl-delay: 0.2\nRequest-rate: 2/3s\n"
+    with loopback_names():
+        urls = site(hostile, SLOW, robots, ["/a", "/b", "/c"])
+        result = await run_crawl(urls, settings())
+    assert min(gaps(arrivals(hostile, SLOW))) >= 1.5
+    assert result.stats["robots_std/delay/max_seconds"] == 1.5
+
+
+@deferred_f_from_coro_f
+async def test_delay_capped_by_the_maximum_and_logged_once(
+    hostile: HostileServer,
+) -> None:
+    with loopback_names():
+        urls = site(
+            hostile, SLOW, b"User-agent: *\nCrawl-delay: 3600\n", ["/a", "/b", "/c"]
+        )
+        result = await run_crawl(urls, settings(ROBOTS_STD_CRAWL_DELAY_MAX=1))
+    page_gaps = gaps(arrivals(hostile, SLOW))
+    assert len(page_gaps) == 2
+    assert min(page_gaps) >= 1.0
+    assert max(page_gaps) < 3.0
+    [line] = [m for m in info_lines(result) if "capped" in m]
+    assert "asks for Crawl-delay 3600; capped at 1 s" in line
+    assert hostile.url("/robots.txt", host=SLOW) in line
+    assert result.stats["robots_std/delay/capped"] == 1
+    assert result.stats["robots_std/delay/max_seconds"] == 1.0
+
+
+@deferred_f_from_coro_f
+async def test_download_slots_set_by_the_user_win(hostile: HostileServer) -> None:
+    with loopback_names():
+        urls = site(
+            hostile, SLOW, b"User-agent: *\nCrawl-delay: 5\n", ["/a", "/b", "/c"]
+        )
+        result = await run_crawl(
+            urls, settings(DOWNLOAD_SLOTS={SLOW: {"delay": 0, "concurrency": 8}})
+        )
+    pages = arrivals(hostile, SLOW)
+    assert pages[-1] - pages[0] < 1.0
+    [line] = [m for m in info_lines(result) if "DOWNLOAD_SLOTS" in m]
+    assert f"ignored because DOWNLOAD_SLOTS sets the timing of slot '{SLOW}'" in line
+    assert result.stats["robots_std/delay/ignored"] == 1
+    assert "robots_std/delay/requests" not in result.stats
+
+
+@deferred_f_from_coro_f
+async def test_a_larger_download_delay_is_kept_with_its_jitter_narrowed(
+    hostile: HostileServer,
+) -> None:
+    # DOWNLOAD_DELAY 1.6 with ±50 % jitter could wait 0.8 s; Crawl-delay 1.2 is
+    # the floor, and the user's larger mean is kept.
+    with loopback_names():
+        urls = site(
+            hostile,
+            SLOW,
+            b"User-agent: *\nCrawl-delay: 1.2\n",
+            ["/a", "/b", "/c", "/d"],
+        )
+        await run_crawl(urls, settings(DOWNLOAD_DELAY=1.6, DOWNLOAD_DELAY_JITTER=0.5))
+    page_gaps = gaps(arrivals(hostile, SLOW))
+    assert len(page_gaps) == 3
+    assert min(page_gaps) >= 1.2, page_gaps
+
+
+@deferred_f_from_coro_f
+async def test_autothrottle_does_not_lower_the_delay_below_robots_txt(
+    hostile: HostileServer,
+) -> None:
+    # AutoThrottle sets the slot's delay from latency after every response (about
+    # zero here); the robots.txt floor is put back before the next request leaves.
+    with loopback_names():
+        urls = site(
+            hostile, SLOW, b"User-agent: *\nCrawl-delay: 1\n", ["/a", "/b", "/c", "/d"]
+        )
+        await run_crawl(
+            urls,
+            settings(
+                AUTOTHROTTLE_ENABLED=True,
+                AUTOTHROTTLE_START_DELAY=0,
+                AUTOTHROTTLE_TARGET_CONCURRENCY=8,
+            ),
+        )
+    page_gaps = gaps(arrivals(hostile, SLOW))
+    assert len(page_gaps) == 3
+    assert min(page_gaps) >= 1.0, page_gaps
+
+
+@deferred_f_from_coro_f
+async def test_1994_mode_has_no_crawl_delay(hostile: HostileServer) -> None:
+    with loopback_names():
+        urls = site(
+            hostile, SLOW, b"User-agent: *\nCrawl-delay: 5\n", ["/a", "/b", "/c"]
+        )
+        result = await run_crawl(urls, settings(ROBOTS_STD_STANDARD="1994"))
+    pages = arrivals(hostile, SLOW)
+    assert len(pages) == 3
+    assert pages[-1] - pages[0] < 1.0
+    assert "robots_std/delay/asked" not in result.stats
+
+
+# -- Sitemap lines ---------------------------------------------------------------------
+
+
+class SitemapCrawl(HostileSpider, SitemapSpider):
+    """A SitemapSpider with no sitemap_urls: the middleware feeds it the Sitemap
+    lines of each robots.txt it parses. Pages go to HostileSpider.parse."""
+
+    name = "sitemap-crawl"
+    sitemap_rules: ClassVar = [("", "parse")]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sitemaps_seen: list[tuple[str, ...] | None] = []
+
+    def parse(self, response: Response) -> None:
+        super().parse(response)
+        middleware = self.crawler.get_downloader_middleware(RobotsTxtStdMiddleware)
+        assert middleware is not None
+        self.sitemaps_seen.append(middleware.sitemaps(response.url))
+
+
+def sitemap_xml(urls: Iterable[str]) -> bytes:
+    entries = "".join(f"<url><loc>{url}</loc></url>" for url in urls)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"{entries}</urlset>"
+    ).encode()
+
+
+@deferred_f_from_coro_f
+async def test_sitemap_lines_feed_a_sitemap_spider_without_a_second_robots_fetch(
+    hostile: HostileServer,
+) -> None:
+    page_urls = [hostile.url(p) for p in ("/public/1", "/public/2", "/private/3")]
+    for path in ("/", "/public/1", "/public/2", "/private/3"):
+        hostile.add_route(path, Reply(200, {"Content-Type": "text/html"}, b"<p/>"))
+    hostile.add_route(
+        "/sitemap.xml",
+        Reply(200, {"Content-Type": "application/xml"}, sitemap_xml(page_urls)),
+    )
+    robots = (
+        "User-agent: *\nDisallow: /private/\n"
+        f"Sitemap: {hostile.url('/sitemap.xml')}\n"
+        "Sitemap: /relative-sitemap.xml\n"
+    )
+    hostile.add_route("/robots.txt", Reply(200, {}, robots.encode()))
+    hostile.add_route(
+        "/relative-sitemap.xml",
+        Reply(200, {"Content-Type": "application/xml"}, sitemap_xml([])),
+    )
+
+    result = await run_crawl(
+        [hostile.url("/")],
+        settings(ROBOTS_STD_SITEMAP_CALLBACK="_parse_sitemap"),
+        spider_cls=SitemapCrawl,
+    )
+
+    served = [r.path for r in hostile.requests]
+    assert served.count("/robots.txt") == 1
+    assert served.count("/sitemap.xml") == 1
+    assert served.count("/relative-sitemap.xml") == 1
+    assert set(result.responses) == {hostile.url("/"), *page_urls[:2]}
+    assert "/private/3" not in served
+    assert result.stats["robots_std/sitemaps/scheduled"] == 2
+    assert result.stats["robots_std/dropped/rule"] == 1
+    spider = result.crawler.spider
+    assert isinstance(spider, SitemapCrawl)
+    listed = (hostile.url("/sitemap.xml"), "/relative-sitemap.xml")
+    assert spider.sitemaps_seen == [listed] * 3
+
+
+@deferred_f_from_coro_f
+async def test_sitemap_callback_that_the_spider_lacks_stops_the_crawl_at_start(
+    hostile: HostileServer,
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, b"Sitemap: /s.xml\n"))
+    with pytest.raises(SettingsError, match="ROBOTS_STD_SITEMAP_CALLBACK: spider"):
+        await run_crawl(
+            [hostile.url("/")], settings(ROBOTS_STD_SITEMAP_CALLBACK="no_such_method")
+        )
+    assert hostile.requests == []
