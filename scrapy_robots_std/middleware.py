@@ -44,7 +44,7 @@ from scrapy_robots_std._config import Config
 from scrapy_robots_std._origin import Origin, origin_of
 from scrapy_robots_std._parser import MAX_BODY_BYTES
 from scrapy_robots_std._robots import Decision, RobotsTxt
-from scrapy_robots_std.cache import CacheEntry, RobotsCache
+from scrapy_robots_std.cache import CacheEntry, RobotsCache, SharedFetches
 from scrapy_robots_std.scrapy_parser import (
     StdRobotParser,
     fallback_token,
@@ -72,6 +72,11 @@ _RELEASED_META: Final = "_robots_std_released"
 REASON_UNREACHABLE: Final = "unreachable"
 REASON_HTTP_STATUS: Final = "http-status"
 _TOKEN_CACHE_SIZE: Final = 256
+#: Polling for another process's verdict (shared caches): first and longest pause.
+_SHARED_POLL_MIN: Final = 0.05
+_SHARED_POLL_MAX: Final = 0.5
+#: A claim outlives the fetch cycle's budget by this much (seconds).
+_CLAIM_MARGIN: Final = 5.0
 
 
 class RobotsTxtDisallowed(IgnoreRequest):
@@ -101,6 +106,8 @@ class _Fetch:
     task: Deferred[None] | None = None
     #: ends a backoff sleep early (set while the cycle sleeps)
     wake: Callable[[], None] | None = None
+    #: this process holds the origin's claim in a shared cache (SharedFetches)
+    claimed: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,7 @@ class RobotsTxtStdMiddleware:
         self._stats: StatsCollector = crawler.stats
         backend = load_object(self.config.cache_backend)
         self.cache: RobotsCache = build_from_crawler(backend, crawler)
+        self._shared = self.cache if isinstance(self.cache, SharedFetches) else None
         self._fetches: dict[str, _Fetch] = {}
         self._tokens: dict[bytes, str] = {}
         self._report = _report.Report(self.config.summary_top)
@@ -305,6 +313,7 @@ class RobotsTxtStdMiddleware:
             entry = self._unreachable_entry(fetch.origin, f"internal error: {exc!r}")
         finally:
             self._fetches.pop(fetch.origin.key, None)
+            self._release_claim(fetch)
             if entry is None:  # cancelled at shutdown
                 entry = self._unreachable_entry(fetch.origin, "the spider closed")
             for waiter in fetch.waiters:
@@ -318,6 +327,9 @@ class RobotsTxtStdMiddleware:
 
     async def _fetch_verdict(self, fetch: _Fetch) -> CacheEntry | None:
         cfg = self.config
+        shared = await self._verdict_of_another_process(fetch)
+        if shared is not None or self._closed:
+            return shared
         attempts = 0
         while True:
             attempts += 1
@@ -355,6 +367,45 @@ class RobotsTxtStdMiddleware:
             if self._closed:
                 return None
         return self._store(fetch, attempt, verdict, attempts)
+
+    async def _verdict_of_another_process(self, fetch: _Fetch) -> CacheEntry | None:
+        """With a cache shared between processes, fetch only under the origin's claim.
+
+        Returns the verdict another process stored while this one waited for it, or
+        ``None``: fetch here (with the claim, or without it once waiting has used
+        the budget but one attempt's time, should the holder never deliver).
+        """
+        shared = self._shared
+        if shared is None:
+            return None
+        cfg = self.config
+        key = fetch.origin.key
+        give_up = (
+            fetch.started + cfg.max_wait - min(cfg.fetch_timeout, cfg.max_wait / 2)
+        )
+        pause = _SHARED_POLL_MIN
+        while not self._closed:
+            if shared.claim(key, cfg.max_wait + _CLAIM_MARGIN):
+                fetch.claimed = True
+                # The holder may have stored its verdict just before we claimed.
+                return self._shared_entry(fetch.origin)
+            entry = self._shared_entry(fetch.origin)
+            if entry is not None or time.monotonic() + pause > give_up:
+                return entry
+            await self._sleep(fetch, pause)
+            pause = min(pause * 2, _SHARED_POLL_MAX)
+        return None
+
+    def _shared_entry(self, origin: Origin) -> CacheEntry | None:
+        entry = self._fresh_entry(origin, count=False)
+        if entry is not None:
+            self._inc("cache", "shared")
+        return entry
+
+    def _release_claim(self, fetch: _Fetch) -> None:
+        if fetch.claimed and self._shared is not None:
+            fetch.claimed = False
+            self._shared.release(fetch.origin.key)
 
     async def _sleep(self, fetch: _Fetch, seconds: float) -> None:
         done: Deferred[None] = Deferred()
@@ -432,7 +483,7 @@ class RobotsTxtStdMiddleware:
                 )
         else:
             self._report.origin_recovered(origin.robots_url)
-        evicted = self.cache.put(entry)
+        evicted = self.cache.put(entry, _body_to_keep(attempt, robots))
         if evicted:
             self._inc_by(evicted, "cache", "eviction")
         if robots is not None:
@@ -617,6 +668,13 @@ _ALLOWED: Final = Decision(True, None, "allowed")
 def _header_text(headers: Headers, name: bytes) -> str | None:
     value = headers.get(name)  # the last value, as bytes
     return None if value is None else value.decode("latin-1")
+
+
+def _body_to_keep(attempt: _Attempt, robots: RobotsTxt | None) -> bytes | None:
+    """The body a persistent cache stores with a verdict just parsed from it."""
+    if robots is None or attempt.response is None:
+        return None
+    return attempt.response.body
 
 
 def _describe(verdict: _policy.FetchVerdict, detail: str) -> str:
