@@ -37,6 +37,10 @@ ATTRIBUTES = {
     "ROBOTS_STD_MAX_DECOMPRESSED_SIZE": "max_decompressed_size",
     "ROBOTS_STD_DRY_RUN": "dry_run",
     "ROBOTS_STD_SUMMARY_TOP": "summary_top",
+    # cache backends (more in test_config_backends.py)
+    "ROBOTS_STD_CACHE_PATH": "cache_path",
+    "ROBOTS_STD_REDIS_PREFIX": "redis_prefix",
+    "ROBOTS_STD_REDIS_TIMEOUT": "redis_timeout",
 }
 
 
