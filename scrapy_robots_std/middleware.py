@@ -390,9 +390,10 @@ class RobotsTxtStdMiddleware:
                 # The holder may have stored its verdict just before we claimed.
                 return self._shared_entry(fetch.origin)
             entry = self._shared_entry(fetch.origin)
-            if entry is not None or time.monotonic() + pause > give_up:
+            now = time.monotonic()
+            if entry is not None or now >= give_up:
                 return entry
-            await self._sleep(fetch, pause)
+            await self._sleep(fetch, min(pause, give_up - now))
             pause = min(pause * 2, _SHARED_POLL_MAX)
         return None
 

@@ -11,11 +11,14 @@ import json
 import logging
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+import redis
+from cache_helpers import parse_entry
 from hostile import Reply, run_crawl
 from redis_server import RedisServer
 from scrapy import Request, signals
@@ -30,6 +33,8 @@ from test_middleware_crawl import (
     stat,
     use_as_http_proxy,
 )
+
+from scrapy_robots_std.cache import RedisCache
 
 if TYPE_CHECKING:
     from hostile import CrawlResult, HostileServer
@@ -113,6 +118,70 @@ async def test_a_second_crawl_on_one_redis_fetches_no_robots_txt(
     assert stat(second, "robots_std/cache/store_hit") == 1
     assert stat(second, "robots_std/dropped/rule") == 1
     assert not pages_served(hostile) & set(PRIVATE)
+    client = redis.Redis.from_url(redis_url)
+    try:  # the first crawl released its claim
+        assert client.keys("robots_std:claim:*") == []
+    finally:
+        client.close()
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_crawl_waits_for_the_verdict_of_the_process_holding_the_claim(
+    hostile: HostileServer, redis_url: str
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:2] + PRIVATE[:1])
+    origin = f"http://127.0.0.1:{hostile.port}"
+    other = RedisCache(redis_url)  # another process, fetching this origin now
+    assert other.claim(origin, 30)
+
+    def other_delivers() -> None:
+        other.put(parse_entry(origin, RULES), RULES)
+        other.release(origin)
+
+    timer = threading.Timer(0.5, other_delivers)
+    timer.start()
+    try:
+        result = await run_crawl(
+            urls, settings(ROBOTS_STD_CACHE_BACKEND=REDIS, REDIS_URL=redis_url)
+        )
+    finally:
+        timer.cancel()
+        other.close()
+    assert_no_errors(result)
+    assert robots_fetches(hostile) == 0  # the other process's verdict was used
+    assert stat(result, "robots_std/cache/shared") == 1
+    assert stat(result, "robots_std/wait/max_seconds") >= 0.4
+    assert pages_served(hostile) == set(PUBLIC[:2])
+    assert stat(result, "robots_std/dropped/rule") == 1
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_claim_never_delivered_costs_the_budget_but_one_attempt(
+    hostile: HostileServer, redis_url: str
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:1] + PRIVATE[:1])
+    origin = f"http://127.0.0.1:{hostile.port}"
+    dead = RedisCache(redis_url)  # claimed, then the process died
+    assert dead.claim(origin, 60)
+    result = await run_crawl(
+        urls,
+        settings(
+            ROBOTS_STD_CACHE_BACKEND=REDIS,
+            REDIS_URL=redis_url,
+            ROBOTS_STD_MAX_WAIT=2,
+            ROBOTS_STD_FETCH_TIMEOUT=1,
+        ),
+    )
+    assert_no_errors(result)
+    # It waited max_wait - fetch_timeout (1 s), then fetched robots.txt itself.
+    assert robots_fetches(hostile) == 1
+    assert 0.9 <= stat(result, "robots_std/wait/max_seconds") < 2.5
+    assert stat(result, "robots_std/cache/shared") is None
+    assert pages_served(hostile) == set(PUBLIC[:1])
 
 
 @pytest.mark.crawl
