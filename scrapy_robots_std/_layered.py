@@ -145,7 +145,12 @@ class LayeredCache:
 
     def _load(self, origin: str, known: CacheEntry | None) -> CacheEntry | None:
         """A newer entry than ``known`` from the store, or ``None``."""
-        raw, _ = self._call(self._store_read, origin, body=False, default=_NOTHING)
+        # Nothing known: read the body at once (one round trip). A stale entry
+        # known: read the metadata first, the body only if the record is newer.
+        with_body = known is None
+        raw, blob = self._call(
+            self._store_read, origin, body=with_body, default=_NOTHING
+        )
         meta = self._usable_meta(raw, origin)
         if meta is None:
             return None
@@ -160,8 +165,7 @@ class LayeredCache:
                 known, detail=meta.detail, expires_at=meta.expires_at
             )
         else:
-            blob = None
-            if meta.verdict == PARSE:
+            if meta.verdict == PARSE and not with_body:
                 # Read again with the body, in one read, so the two match.
                 raw, blob = self._call(
                     self._store_read, origin, body=True, default=_NOTHING
