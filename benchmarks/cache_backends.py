@@ -30,6 +30,7 @@ import gc
 import os
 import platform
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -204,6 +205,21 @@ def parse_rate(bodies: list[bytes]) -> float:
     return rate(len(bodies), best)
 
 
+def _redis_server_version() -> str:
+    try:
+        out = subprocess.run(
+            ["redis-server", "--version"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "redis-server not found"
+    # "Redis server v=7.0.15 sha=... malloc=jemalloc-5.3.0 bits=64 build=..."
+    return " ".join(out.split()[:3])
+
+
 def fmt_rate(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -298,7 +314,7 @@ def main() -> int:
         (
             f"machine: {platform.platform()}; cpu_count {os.cpu_count()}; python "
             f"{platform.python_version()}; SQLite {sqlite3.sqlite_version}; redis-py "
-            f"{redis_version}; redis-server from PATH"
+            f"{redis_version}; {_redis_server_version()}"
         ),
         "load average (1/5/15 min): start "
         + "/".join(f"{x:.2f}" for x in load_start)
