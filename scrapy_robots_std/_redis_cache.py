@@ -28,7 +28,7 @@ import secrets
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from scrapy_robots_std._config import Config
+from scrapy_robots_std._config import Config, SettingsError
 from scrapy_robots_std._layered import RETRY_INTERVAL, LayeredCache
 
 if TYPE_CHECKING:
@@ -100,12 +100,15 @@ class RedisCache(LayeredCache):
         self._errors = (redis.RedisError, OSError)
         # One retry (no wait) reconnects after Redis restarted; redis-py's default
         # of 10 would block the crawl ten times longer on an outage.
-        self._redis: Any = redis.Redis.from_url(
-            url,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 1),
-        )
+        try:
+            self._redis: Any = redis.Redis.from_url(
+                url,
+                socket_timeout=timeout,
+                socket_connect_timeout=timeout,
+                retry=Retry(NoBackoff(), 1),
+            )
+        except ValueError as exc:  # a port that is not a number, say
+            raise SettingsError(f"REDIS_URL: {exc} in {url!r}") from None
         self._release_script = self._redis.register_script(_RELEASE)
         self._redate_script = self._redis.register_script(_REDATE)
         #: origin -> the token of the claim this process holds

@@ -17,6 +17,7 @@ from cache_helpers import Stats, allow_all_entry, parse_entry
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+from scrapy_robots_std._config import SettingsError
 from scrapy_robots_std._redis_cache import _without_password
 from scrapy_robots_std.cache import RedisCache, RobotsCache, SharedFetches
 
@@ -172,9 +173,9 @@ def test_one_claim_at_a_time(make_cache: Callable[..., RedisCache]) -> None:
 
 def test_a_claim_lapses_by_itself(make_cache: Callable[..., RedisCache]) -> None:
     first, second = make_cache(), make_cache()
-    assert first.claim(A, 0.2)
+    assert first.claim(A, 0.5)
     assert not second.claim(A, 10)
-    time.sleep(0.3)  # the holder died, say
+    time.sleep(0.6)  # the holder died, say
     assert second.claim(A, 10)
 
 
@@ -228,19 +229,24 @@ def test_a_stalled_server_times_out_then_is_used_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     stats = Stats()
-    cache = make_cache(stats=stats, timeout=0.2, retry_interval=0.5)
+    # Margins for a loaded machine: the retry interval outlasts a failed call
+    # (two tries of 0.2 s) by far, and the pause outlasts both tries.
+    cache = make_cache(stats=stats, timeout=0.2, retry_interval=1.5)
     other = make_cache()
-    client.execute_command("CLIENT", "PAUSE", "700", "ALL")
+    paused_at = time.monotonic()
+    client.execute_command("CLIENT", "PAUSE", "1000", "ALL")
     with caplog.at_level(logging.INFO, logger="scrapy_robots_std.cache"):
-        started = time.monotonic()
         assert cache.get(A) is None
-        assert time.monotonic() - started < 1.5  # a timeout, not a hang
+        failed_at = time.monotonic()
+        assert failed_at - paused_at < 1.0  # a timeout, not a hang
         assert stats.values["robots_std/cache/store_error"] == 1
         assert cache.get(B) is None  # within the retry interval: not tried
         assert stats.values["robots_std/cache/store_error"] == 1
-        time.sleep(1.0)  # the pause is over and so is the retry interval
+        # Past the pause and the retry interval, Redis is used again.
+        time.sleep(max(paused_at + 1.0, failed_at + 1.5) + 0.1 - time.monotonic())
         other.put(allow_all_entry(A))
         assert cache.get(A) is not None
+        assert stats.values["robots_std/cache/store_error"] == 1
     levels = [(r.levelname, r.getMessage().split(" (")[0]) for r in caplog.records]
     assert levels[0][0] == "WARNING"
     assert levels[-1] == ("INFO", f"Redis at {client_url(client)} is available again")
@@ -276,6 +282,13 @@ def test_from_crawler_reads_the_settings(redis_url: str) -> None:
     assert cache._front.max_origins == 5
     kwargs = cache._redis.connection_pool.connection_kwargs
     assert kwargs["socket_timeout"] == 0.25
+
+
+@pytest.mark.parametrize("url", ["redis://cache:port/0", "redis://cache:70000"])
+def test_a_url_redis_py_cannot_read_is_a_settings_error(url: str) -> None:
+    crawler = get_crawler(settings_dict={"REDIS_URL": url})
+    with pytest.raises(SettingsError, match=r"^REDIS_URL: .*Port"):
+        build_from_crawler(RedisCache, crawler)
 
 
 def test_the_default_server_is_scrapy_redis_default() -> None:
