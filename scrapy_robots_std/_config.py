@@ -9,6 +9,7 @@ with a message that says what to fix. The README's settings table mirrors
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -40,7 +41,15 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_CRAWL_DELAY": False,
     "ROBOTS_STD_CRAWL_DELAY_MAX": 60.0,
     "ROBOTS_STD_SITEMAP_CALLBACK": None,
+    "ROBOTS_STD_CACHE_PATH": None,
+    "ROBOTS_STD_REDIS_PREFIX": "robots_std",
+    "ROBOTS_STD_REDIS_TIMEOUT": 1.0,
 }
+
+#: ``REDIS_URL`` (scrapy-redis's setting) when it is not set: scrapy-redis's default
+#: server too.
+REDIS_URL_DEFAULT: Final = "redis://localhost:6379"
+_REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 
 #: The decompressed size below which a compressed robots.txt cannot be cut to the
 #: 500 KiB the parser reads.
@@ -120,6 +129,38 @@ def _method_name(settings: BaseSettings, name: str) -> str | None:
     return raw
 
 
+def _optional_path(settings: BaseSettings, name: str) -> str | None:
+    raw = _get(settings, name)
+    if raw is None:
+        return None
+    if isinstance(raw, os.PathLike):
+        raw = os.fspath(raw)
+    if not isinstance(raw, str):
+        raise SettingsError(f"{name}: expected a file path, got {raw!r}")
+    return raw
+
+
+def _text(settings: BaseSettings, name: str) -> str:
+    raw = _get(settings, name)
+    if not isinstance(raw, str):
+        raise SettingsError(f"{name}: expected a string, got {raw!r}")
+    return str(raw)
+
+
+def _redis_url(settings: BaseSettings) -> str:
+    raw: object = settings.get("REDIS_URL")
+    if raw is None or raw == "":
+        return REDIS_URL_DEFAULT
+    if (
+        not isinstance(raw, str)
+        or raw.partition("://")[0].lower() not in _REDIS_SCHEMES
+    ):
+        raise SettingsError(
+            f"REDIS_URL: expected a redis://, rediss:// or unix:// URL, got {raw!r}"
+        )
+    return raw
+
+
 @dataclass(frozen=True)
 class Config:
     """The middleware's settings, validated. See the README's settings table."""
@@ -147,6 +188,11 @@ class Config:
     crawl_delay_max: float
     #: Name of the spider method that gets each Sitemap URL's response, or None.
     sitemap_callback: str | None
+    #: the SqliteCache file (``None``: ``<JOBDIR>/robots_std.sqlite3``)
+    cache_path: str | None
+    redis_url: str
+    redis_prefix: str
+    redis_timeout: float
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -221,4 +267,14 @@ class Config:
                 settings, "ROBOTS_STD_CRAWL_DELAY_MAX", low=0, low_inclusive=False
             ),
             sitemap_callback=_method_name(settings, "ROBOTS_STD_SITEMAP_CALLBACK"),
+            cache_path=_optional_path(settings, "ROBOTS_STD_CACHE_PATH"),
+            redis_url=_redis_url(settings),
+            redis_prefix=_text(settings, "ROBOTS_STD_REDIS_PREFIX"),
+            redis_timeout=_number(
+                settings,
+                "ROBOTS_STD_REDIS_TIMEOUT",
+                low=0,
+                high=60,
+                low_inclusive=False,
+            ),
         )

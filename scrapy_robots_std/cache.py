@@ -6,6 +6,12 @@ The middleware talks to a :class:`RobotsCache`; which class it uses is chosen by
 own size; the middleware decides freshness from ``expires_at``, so a backend may hand
 back an expired entry (the middleware uses it only as a stale copy when the origin
 has become unreachable, as RFC 9309 2.4 allows).
+
+Three backends ship: :class:`MemoryCache` (this process only), :class:`SqliteCache`
+(a file, e.g. under ``JOBDIR``: survives a paused crawl) and :class:`RedisCache`
+(shared by a fleet of crawlers, which also take turns fetching through
+:class:`SharedFetches`). The last two keep a :class:`MemoryCache` in front, so a
+fresh verdict is served from memory and the store is read only on a local miss.
 """
 
 from __future__ import annotations
@@ -19,9 +25,18 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
+    from scrapy_robots_std._redis_cache import RedisCache
     from scrapy_robots_std._robots import RobotsTxt
+    from scrapy_robots_std._sqlite_cache import SqliteCache
 
-__all__ = ["CacheEntry", "MemoryCache", "RobotsCache"]
+__all__ = [
+    "CacheEntry",
+    "MemoryCache",
+    "RedisCache",
+    "RobotsCache",
+    "SharedFetches",
+    "SqliteCache",
+]
 
 
 @dataclass(frozen=True)
@@ -55,9 +70,13 @@ class RobotsCache(Protocol):
 
     ``get`` returns the entry for an origin (fresh or not) or ``None``; ``put``
     stores one and returns how many entries it evicted to stay within its bound.
-    ``open``/``close`` are called when the spider opens and closes. Backends are
-    built with ``scrapy.utils.misc.build_from_crawler``, so a ``from_crawler``
-    classmethod may read settings.
+    ``body`` is the robots.txt body the entry's rules were parsed from (``parse``
+    verdicts fetched just now; ``None`` otherwise): a backend that persists entries
+    stores it and parses it again when it loads the entry, so what it keeps does not
+    depend on the parser's internals. ``open``/``close`` are called when the spider
+    opens and closes. Backends are built with
+    ``scrapy.utils.misc.build_from_crawler``, so a ``from_crawler`` classmethod may
+    read settings.
     """
 
     def open(self) -> None: ...
@@ -66,9 +85,27 @@ class RobotsCache(Protocol):
 
     def get(self, origin: str) -> CacheEntry | None: ...
 
-    def put(self, entry: CacheEntry) -> int: ...
+    def put(self, entry: CacheEntry, body: bytes | None = None) -> int: ...
 
     def __len__(self) -> int: ...
+
+
+@runtime_checkable
+class SharedFetches(Protocol):
+    """What a backend shared between processes adds so only one of them fetches.
+
+    Optional: the middleware uses it when the backend has these methods. Before it
+    fetches an origin's robots.txt it calls ``claim(origin, seconds)``: ``True``
+    means this process fetches (the claim lapses by itself after ``seconds``, should
+    the process die); ``False`` means another process is fetching, and the
+    middleware polls ``get`` until that process's verdict arrives or the claim
+    lapses. ``release(origin)`` ends this process's claim once the verdict is
+    stored (or the fetch was given up).
+    """
+
+    def claim(self, origin: str, seconds: float) -> bool: ...
+
+    def release(self, origin: str) -> None: ...
 
 
 class MemoryCache:
@@ -102,7 +139,8 @@ class MemoryCache:
             self._entries.move_to_end(origin)
         return entry
 
-    def put(self, entry: CacheEntry) -> int:
+    def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
+        # The parsed entry is all this process needs; the body is for stores.
         self._entries[entry.origin] = entry
         self._entries.move_to_end(entry.origin)
         evicted = 0
@@ -113,3 +151,21 @@ class MemoryCache:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+
+#: The persistent backends, imported on first use: they build on the classes above
+#: (so they cannot be imported before them), and RedisCache needs redis-py.
+#: "scrapy_robots_std.cache.SqliteCache" is the name users give in settings.
+_BACKENDS = {
+    "RedisCache": "scrapy_robots_std._redis_cache",
+    "SqliteCache": "scrapy_robots_std._sqlite_cache",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _BACKENDS.get(name)
+    if module is not None:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,7 +45,7 @@ from scrapy_robots_std._config import Config, SettingsError
 from scrapy_robots_std._origin import Origin, origin_of
 from scrapy_robots_std._parser import MAX_BODY_BYTES
 from scrapy_robots_std._robots import Decision, RobotsTxt
-from scrapy_robots_std.cache import CacheEntry, RobotsCache
+from scrapy_robots_std.cache import CacheEntry, RobotsCache, SharedFetches
 from scrapy_robots_std.scrapy_parser import (
     StdRobotParser,
     fallback_token,
@@ -75,6 +75,11 @@ _RELEASED_META: Final = "_robots_std_released"
 REASON_UNREACHABLE: Final = "unreachable"
 REASON_HTTP_STATUS: Final = "http-status"
 _TOKEN_CACHE_SIZE: Final = 256
+#: Polling for another process's verdict (shared caches): first and longest pause.
+_SHARED_POLL_MIN: Final = 0.05
+_SHARED_POLL_MAX: Final = 0.5
+#: A claim outlives the fetch cycle's budget by this much (seconds).
+_CLAIM_MARGIN: Final = 5.0
 
 
 class RobotsTxtDisallowed(IgnoreRequest):
@@ -104,6 +109,8 @@ class _Fetch:
     task: Deferred[None] | None = None
     #: ends a backoff sleep early (set while the cycle sleeps)
     wake: Callable[[], None] | None = None
+    #: this process holds the origin's claim in a shared cache (SharedFetches)
+    claimed: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,7 @@ class RobotsTxtStdMiddleware:
         self._stats: StatsCollector = crawler.stats
         backend = load_object(self.config.cache_backend)
         self.cache: RobotsCache = build_from_crawler(backend, crawler)
+        self._shared = self.cache if isinstance(self.cache, SharedFetches) else None
         self._fetches: dict[str, _Fetch] = {}
         self._tokens: dict[bytes, str] = {}
         self._report = _report.Report(self.config.summary_top)
@@ -324,6 +332,7 @@ class RobotsTxtStdMiddleware:
             entry = self._unreachable_entry(fetch.origin, f"internal error: {exc!r}")
         finally:
             self._fetches.pop(fetch.origin.key, None)
+            self._release_claim(fetch)
             if entry is None:  # cancelled at shutdown
                 entry = self._unreachable_entry(fetch.origin, "the spider closed")
             for waiter in fetch.waiters:
@@ -337,6 +346,9 @@ class RobotsTxtStdMiddleware:
 
     async def _fetch_verdict(self, fetch: _Fetch) -> CacheEntry | None:
         cfg = self.config
+        shared = await self._verdict_of_another_process(fetch)
+        if shared is not None or self._closed:
+            return shared
         attempts = 0
         while True:
             attempts += 1
@@ -374,6 +386,46 @@ class RobotsTxtStdMiddleware:
             if self._closed:
                 return None
         return self._store(fetch, attempt, verdict, attempts)
+
+    async def _verdict_of_another_process(self, fetch: _Fetch) -> CacheEntry | None:
+        """With a cache shared between processes, fetch only under the origin's claim.
+
+        Returns the verdict another process stored while this one waited for it, or
+        ``None``: fetch here (with the claim, or without it once waiting has used
+        the budget but one attempt's time, should the holder never deliver).
+        """
+        shared = self._shared
+        if shared is None:
+            return None
+        cfg = self.config
+        key = fetch.origin.key
+        give_up = (
+            fetch.started + cfg.max_wait - min(cfg.fetch_timeout, cfg.max_wait / 2)
+        )
+        pause = _SHARED_POLL_MIN
+        while not self._closed:
+            if shared.claim(key, cfg.max_wait + _CLAIM_MARGIN):
+                fetch.claimed = True
+                # The holder may have stored its verdict just before we claimed.
+                return self._shared_entry(fetch.origin)
+            entry = self._shared_entry(fetch.origin)
+            now = time.monotonic()
+            if entry is not None or now >= give_up:
+                return entry
+            await self._sleep(fetch, min(pause, give_up - now))
+            pause = min(pause * 2, _SHARED_POLL_MAX)
+        return None
+
+    def _shared_entry(self, origin: Origin) -> CacheEntry | None:
+        entry = self._fresh_entry(origin, count=False)
+        if entry is not None:
+            self._inc("cache", "shared")
+        return entry
+
+    def _release_claim(self, fetch: _Fetch) -> None:
+        if fetch.claimed and self._shared is not None:
+            fetch.claimed = False
+            self._shared.release(fetch.origin.key)
 
     async def _sleep(self, fetch: _Fetch, seconds: float) -> None:
         done: Deferred[None] = Deferred()
@@ -451,14 +503,14 @@ class RobotsTxtStdMiddleware:
                 )
         else:
             self._report.origin_recovered(origin.robots_url)
-        evicted = self.cache.put(entry)
+        evicted = self.cache.put(entry, _body_to_keep(attempt, robots))
         if evicted:
             self._inc_by(evicted, "cache", "eviction")
         if robots is not None:
             if robots.truncated:
                 self._inc("body", "truncated")
             deferred_from_coro(self._send_parsed(robots, fetch.trigger))
-            self._note_delay(fetch, robots, entry.robots_url)
+            self._note_delay(origin.key, robots, entry.robots_url, fetch.trigger)
             self._feed_sitemaps(origin.key, robots, entry.robots_url)
         return entry
 
@@ -579,10 +631,22 @@ class RobotsTxtStdMiddleware:
         except ValueError:  # a token the parser refuses: nothing to apply
             return None
 
-    def _note_delay(self, fetch: _Fetch, robots: RobotsTxt, robots_url: str) -> None:
-        """Count and log, once per origin, the delay its robots.txt asks for."""
-        origin = fetch.origin.key
-        asked = self._asked_delay(robots, self._token(fetch.trigger))
+    def _note_delay(
+        self,
+        origin: str,
+        robots: RobotsTxt,
+        robots_url: str,
+        request: Request,
+        *,
+        just_fetched: bool = True,
+    ) -> None:
+        """Count and log, once per origin, the delay its robots.txt asks for.
+
+        Called when this process parses a robots.txt, and for a verdict that came
+        from a shared or persistent cache when its first request reaches the
+        downloader (``just_fetched`` False).
+        """
+        asked = self._asked_delay(robots, self._token(request))
         if asked is None or origin in self._delays_noted:
             return
         if len(self._delays_noted) >= self.config.cache_max_origins:
@@ -591,7 +655,7 @@ class RobotsTxtStdMiddleware:
         self._inc("delay", "asked")
         if not self.config.crawl_delay:
             return
-        slot = self.crawler.engine.downloader.get_slot_key(fetch.trigger)
+        slot = self.crawler.engine.downloader.get_slot_key(request)
         values = {
             "url": robots_url,
             "directive": asked.directive,
@@ -611,7 +675,7 @@ class RobotsTxtStdMiddleware:
         plan = _politeness.plan_delay(asked, self.config.crawl_delay_max)
         self._inc("delay", "applied")
         downloader_slot = self.crawler.engine.downloader.slots.get(slot)
-        if downloader_slot is not None:
+        if just_fetched and downloader_slot is not None:
             # The robots.txt response just arrived: the first page waits from here.
             downloader_slot.lastseen = max(downloader_slot.lastseen, _slot_clock())
         self._stats.max_value(_report.stat("delay", "max_seconds"), plan.seconds)
@@ -643,6 +707,10 @@ class RobotsTxtStdMiddleware:
         entry = self.cache.get(origin.key)
         if entry is None or entry.robots is None:
             return None
+        if origin.key not in self._delays_noted:  # a verdict another process fetched
+            self._note_delay(
+                origin.key, entry.robots, entry.robots_url, request, just_fetched=False
+            )
         asked = self._asked_delay(entry.robots, self._token(request))
         if asked is None:
             return None
@@ -806,6 +874,13 @@ _slot_clock: Callable[[], float] = getattr(
 def _header_text(headers: Headers, name: bytes) -> str | None:
     value = headers.get(name)  # the last value, as bytes
     return None if value is None else value.decode("latin-1")
+
+
+def _body_to_keep(attempt: _Attempt, robots: RobotsTxt | None) -> bytes | None:
+    """The body a persistent cache stores with a verdict just parsed from it."""
+    if robots is None or attempt.response is None:
+        return None
+    return attempt.response.body
 
 
 def _describe(verdict: _policy.FetchVerdict, detail: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import sys
 import threading
 import time
@@ -20,6 +21,7 @@ from hostile import (
     loopback_names,
 )
 from hostile import refused_port as _refused_port
+from redis_server import RedisServer, redis_server_missing
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -252,3 +254,35 @@ def loopback_dns() -> Iterator[LoopbackResolver]:
 def refused_port() -> int:
     """A 127.0.0.1 port with nothing listening."""
     return _refused_port()
+
+
+# -- redis-server (RedisCache tests) -----------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A redis-server on 127.0.0.1, started on first use and stopped by PID at the end.
+
+    Where redis-server is missing the test is skipped, except under CI (``CI`` set),
+    where .ci/run installs it: there a missing server is a failure.
+    """
+    missing = redis_server_missing()
+    if missing is not None:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The session's redis-server, emptied for this test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return redis_server.url

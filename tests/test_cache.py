@@ -7,7 +7,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std._config import DEFAULTS, SettingsError
-from scrapy_robots_std.cache import CacheEntry, MemoryCache, RobotsCache
+from scrapy_robots_std.cache import CacheEntry, MemoryCache, RobotsCache, SharedFetches
 
 
 def _entry(
@@ -45,6 +45,30 @@ def test_memory_cache_get_returns_what_put_stored() -> None:
     assert cache.get(A) is entry
     assert cache.get(B) is None
     assert len(cache) == 1
+
+
+def test_memory_cache_keeps_the_parsed_entry_not_the_body() -> None:
+    cache = MemoryCache()
+    entry = _entry(A, verdict="parse")
+    assert cache.put(entry, b"User-agent: *\nDisallow: /\n") == 0
+    assert cache.get(A) is entry
+
+
+def test_memory_cache_has_no_claims() -> None:
+    assert not isinstance(MemoryCache(), SharedFetches)
+
+
+def test_the_persistent_backends_are_importable_from_the_cache_module() -> None:
+    from scrapy.utils.misc import load_object
+
+    from scrapy_robots_std import _redis_cache, _sqlite_cache
+
+    assert load_object("scrapy_robots_std.cache.SqliteCache") is (
+        _sqlite_cache.SqliteCache
+    )
+    assert load_object("scrapy_robots_std.cache.RedisCache") is _redis_cache.RedisCache
+    with pytest.raises(NameError, match="NoSuchCache"):
+        load_object("scrapy_robots_std.cache.NoSuchCache")
 
 
 def test_memory_cache_put_replaces_an_origin_entry() -> None:

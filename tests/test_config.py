@@ -40,6 +40,10 @@ ATTRIBUTES = {
     "ROBOTS_STD_CRAWL_DELAY": "crawl_delay",
     "ROBOTS_STD_CRAWL_DELAY_MAX": "crawl_delay_max",
     "ROBOTS_STD_SITEMAP_CALLBACK": "sitemap_callback",
+    # cache backends (more in test_config_backends.py)
+    "ROBOTS_STD_CACHE_PATH": "cache_path",
+    "ROBOTS_STD_REDIS_PREFIX": "redis_prefix",
+    "ROBOTS_STD_REDIS_TIMEOUT": "redis_timeout",
 }
 
 

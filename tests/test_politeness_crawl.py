@@ -21,6 +21,7 @@ from scrapy_robots_std._config import SettingsError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from pathlib import Path
 
     from hostile import CrawlResult, HostileServer
     from scrapy.http import Response
@@ -313,3 +314,29 @@ async def test_sitemap_callback_that_the_spider_lacks_stops_the_crawl_at_start(
             [hostile.url("/")], settings(ROBOTS_STD_SITEMAP_CALLBACK="no_such_method")
         )
     assert hostile.requests == []
+
+
+@deferred_f_from_coro_f
+async def test_a_delay_read_from_a_persistent_cache_applies_too(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    # The second crawl finds the verdict in the SQLite file: no robots.txt fetch,
+    # yet its pages are spaced, and the delay is reported once.
+    shared = settings(
+        ROBOTS_STD_CACHE_BACKEND="scrapy_robots_std.cache.SqliteCache",
+        ROBOTS_STD_CACHE_PATH=str(tmp_path / "robots.sqlite3"),
+    )
+    with loopback_names():
+        urls = site(
+            hostile, SLOW, b"User-agent: *\nCrawl-delay: 1\n", ["/a", "/b", "/c"]
+        )
+        await run_crawl(urls[:1], shared)
+        first_crawl_ended = hostile.requests[-1].arrived
+        result = await run_crawl(urls, shared)
+    assert len(arrivals(hostile, SLOW, pages=False)) == 1  # the first crawl's
+    second = [t for t in arrivals(hostile, SLOW) if t > first_crawl_ended]
+    page_gaps = gaps(second)
+    assert len(page_gaps) == 2
+    assert min(page_gaps) >= 1.0, page_gaps
+    assert result.stats["robots_std/cache/store_hit"] == 1
+    assert result.stats["robots_std/delay/applied"] == 1

@@ -1,0 +1,242 @@
+"""A :class:`~scrapy_robots_std.cache.MemoryCache` in front of a store, and what
+happens when that store fails.
+
+The middleware asks the cache for a verdict before every request, so that path must
+cost what the in-memory cache costs: a fresh entry is served from memory, and the
+store (a file, Redis) is read only on a local miss or a stale local entry, and
+written once per fetch. Entries read from the store are parsed again from the stored
+body (:mod:`scrapy_robots_std._stored`) and kept in memory from then on.
+
+A store that fails (Redis down, a locked or damaged file) is never a reason to allow
+anything: the cache goes on with its in-memory layer alone, which at worst means
+this process fetches a robots.txt another one already has. One WARNING says so, a
+stat counts every failed operation, and the store is tried again after
+``retry_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from scrapy_robots_std import _report
+from scrapy_robots_std._policy import PARSE
+from scrapy_robots_std._stored import (
+    build_entry,
+    dump_meta,
+    load_meta,
+    pack_body,
+)
+from scrapy_robots_std.cache import CacheEntry, MemoryCache
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.statscollectors import StatsCollector
+
+    from scrapy_robots_std._stored import Meta
+
+__all__ = ["RETRY_INTERVAL", "LayeredCache"]
+
+logger = logging.getLogger("scrapy_robots_std.cache")
+
+#: Seconds between attempts to use a store that failed.
+RETRY_INTERVAL: Final = 30.0
+
+_T = TypeVar("_T")
+_Read = tuple["bytes | None", "bytes | None"]
+_NOTHING: Final[_Read] = (None, None)
+
+
+class LayeredCache:
+    """The shared part of the persistent backends; subclasses implement ``_store_*``.
+
+    ``standard`` is the crawl's: an entry stored under the other standard is a miss
+    (its body would parse differently, and 1994's status policy differs).
+    """
+
+    #: the exceptions that mean "the store failed" (set by subclasses)
+    _errors: tuple[type[Exception], ...] = ()
+
+    def __init__(
+        self,
+        *,
+        max_origins: int,
+        standard: str,
+        stats: StatsCollector | None = None,
+        retry_interval: float = RETRY_INTERVAL,
+    ) -> None:
+        self.standard = standard
+        self.retry_interval = retry_interval
+        self._front = MemoryCache(max_origins)
+        self._stats = stats
+        #: ``time.monotonic()`` before which the failed store is left alone
+        self._down_until: float | None = None
+        self._closed = False
+
+    # -- what a store implements -----------------------------------------------------
+
+    def describe(self) -> str:
+        """The store, for log lines: ``"Redis at redis://host:6379/0"``."""
+        raise NotImplementedError
+
+    def _store_open(self) -> None:
+        raise NotImplementedError
+
+    def _store_close(self) -> None:
+        raise NotImplementedError
+
+    def _store_read(
+        self, origin: str, *, body: bool
+    ) -> tuple[bytes | None, bytes | None]:
+        """``(metadata, compressed body)`` as one consistent read; ``None`` if absent.
+        With ``body=False`` the body is not read (``None``)."""
+        raise NotImplementedError
+
+    def _store_write(self, entry: CacheEntry, meta: bytes, blob: bytes | None) -> int:
+        """Store (replace) one origin's record; return how many records it evicted."""
+        raise NotImplementedError
+
+    def _store_redate(self, entry: CacheEntry, meta: bytes) -> None:
+        """Replace the metadata of the stored record fetched at ``entry.fetched_at``
+        (a stale copy standing in again), keeping its body; no record, no change."""
+        raise NotImplementedError
+
+    # -- the RobotsCache interface ---------------------------------------------------
+
+    def open(self) -> None:
+        self._closed = False
+        self._call(self._store_open, default=None)
+
+    def close(self) -> None:
+        """Close the store (its data stays) and empty the in-memory layer."""
+        self._closed = True
+        try:
+            self._store_close()
+        except self._errors as exc:
+            logger.debug("Closing %s failed: %r", self.describe(), exc)
+        self._front.close()
+
+    def get(self, origin: str) -> CacheEntry | None:
+        entry = self._front.get(origin)
+        if entry is not None and entry.expires_at > time.time():
+            return entry  # the hot path: memory only
+        loaded = self._load(origin, entry)
+        return entry if loaded is None else loaded
+
+    def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
+        evicted = self._front.put(entry)
+        meta = dump_meta(entry, self.standard)
+        if entry.verdict == PARSE and body is None:
+            # No body to store: a stale copy whose validity was extended.
+            self._call(self._store_redate, entry, meta, default=None)
+            return 0
+        blob = None if body is None else pack_body(body)
+        # Memory evictions lose nothing the store still has; count the store's.
+        return self._call(self._store_write, entry, meta, blob, default=evicted)
+
+    def __len__(self) -> int:
+        """Entries in this process's memory layer."""
+        return len(self._front)
+
+    # -- loading ---------------------------------------------------------------------
+
+    def _load(self, origin: str, known: CacheEntry | None) -> CacheEntry | None:
+        """A newer entry than ``known`` from the store, or ``None``."""
+        # Nothing known: read the body at once (one round trip). A stale entry
+        # known: read the metadata first, the body only if the record is newer.
+        with_body = known is None
+        raw, blob = self._call(
+            self._store_read, origin, body=with_body, default=_NOTHING
+        )
+        meta = self._usable_meta(raw, origin)
+        if meta is None:
+            return None
+        if known is not None and meta.fetched_at <= known.fetched_at:
+            if (
+                meta.fetched_at < known.fetched_at
+                or meta.expires_at <= known.expires_at
+            ):
+                return None
+            # The same fetch, re-dated elsewhere (a stale copy): no need to parse.
+            entry = dataclasses.replace(
+                known, detail=meta.detail, expires_at=meta.expires_at
+            )
+        else:
+            if meta.verdict == PARSE and not with_body:
+                # Read again with the body, in one read, so the two match.
+                raw, blob = self._call(
+                    self._store_read, origin, body=True, default=_NOTHING
+                )
+                meta = self._usable_meta(raw, origin)
+                if meta is None:
+                    return None
+            loaded = build_entry(meta, blob)
+            if loaded is None:
+                return None
+            entry = loaded
+        self._front.put(entry)
+        self._inc("store_hit")
+        return entry
+
+    def _usable_meta(self, raw: bytes | None, origin: str) -> Meta | None:
+        if raw is None:
+            return None
+        meta = load_meta(raw)
+        if meta is None or meta.origin != origin or meta.standard != self.standard:
+            return None
+        return meta
+
+    # -- failures --------------------------------------------------------------------
+
+    def _available(self) -> bool:
+        if self._closed:
+            return False
+        return self._down_until is None or time.monotonic() >= self._down_until
+
+    def _call(
+        self, operation: Callable[..., _T], *args: Any, default: _T, **kwargs: Any
+    ) -> _T:
+        """``operation(*args, **kwargs)`` on the store, or ``default`` if it is down."""
+        if not self._available():
+            return default
+        try:
+            result = operation(*args, **kwargs)
+        except self._errors as exc:
+            self._failed(exc)
+            return default
+        if self._down_until is not None:
+            self._down_until = None
+            logger.info("%s is available again", self.describe())
+        return result
+
+    def _failed(self, exc: Exception) -> None:
+        self._inc("store_error")
+        first = self._down_until is None
+        self._down_until = time.monotonic() + self.retry_interval
+        self._reset_after_failure()
+        message = (
+            "%(store)s unavailable (%(error)s); using the in-process cache, "
+            "next try in %(retry)d s"
+        )
+        args = {
+            "store": self.describe(),
+            "error": _error_text(exc),
+            "retry": self.retry_interval,
+        }
+        # One warning per outage, not one per failed try.
+        logger.log(logging.WARNING if first else logging.DEBUG, message, args)
+
+    def _reset_after_failure(self) -> None:
+        """Drop whatever the failed store left half-done (a subclass hook)."""
+
+    def _inc(self, name: str) -> None:
+        if self._stats is not None:
+            self._stats.inc_value(_report.stat("cache", name))
+
+
+def _error_text(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text[:200]}"

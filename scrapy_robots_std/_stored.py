@@ -1,0 +1,135 @@
+"""How a persistent cache backend writes an entry down, and how it reads one back.
+
+A stored entry is the entry's metadata (a small JSON object) and the robots.txt body
+its rules came from (zlib-compressed), never the parsed object: loading parses the
+body again under the crawl's standard, so what sits in a file or in Redis does not
+depend on the parser's internals and survives package upgrades. A record of another
+format or standard, or one that does not decode, is a miss: the origin is fetched
+again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from dataclasses import dataclass
+from typing import Any, Final
+
+from scrapy_robots_std._parser import MAX_BODY_BYTES
+from scrapy_robots_std._policy import PARSE, VERDICTS
+from scrapy_robots_std._robots import RobotsTxt
+from scrapy_robots_std.cache import CacheEntry
+
+__all__ = ["FORMAT", "Meta", "build_entry", "dump_meta", "load_meta", "pack_body"]
+
+#: Bumped when the metadata's shape changes; older records then read as misses.
+FORMAT: Final = 1
+#: One byte past the parser's limit: a body cut on the wire stays "over the limit",
+#: so parsing it again drops the partial last line exactly as the first parse did.
+KEPT_BODY_BYTES: Final = MAX_BODY_BYTES + 1
+
+
+@dataclass(frozen=True)
+class Meta:
+    """A stored entry's metadata: every :class:`CacheEntry` field but the rules."""
+
+    origin: str
+    standard: str
+    robots_url: str
+    verdict: str
+    reason: str
+    detail: str
+    status: int | None
+    fetched_at: float
+    expires_at: float
+
+
+def dump_meta(entry: CacheEntry, standard: str) -> bytes:
+    fields = {
+        "format": FORMAT,
+        "origin": entry.origin,
+        "standard": standard,
+        "robots_url": entry.robots_url,
+        "verdict": entry.verdict,
+        "reason": entry.reason,
+        "detail": entry.detail,
+        "status": entry.status,
+        "fetched_at": entry.fetched_at,
+        "expires_at": entry.expires_at,
+    }
+    return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def load_meta(raw: bytes | str) -> Meta | None:
+    """The metadata in ``raw``, or ``None`` if it is not a record this version reads."""
+    try:
+        fields: Any = json.loads(raw)
+    except (ValueError, TypeError):  # UnicodeDecodeError is a ValueError
+        return None
+    if not isinstance(fields, dict) or fields.get("format") != FORMAT:
+        return None
+    strings = ("origin", "standard", "robots_url", "verdict", "reason", "detail")
+    if not all(isinstance(fields.get(name), str) for name in strings):
+        return None
+    status = fields.get("status")
+    times = (fields.get("fetched_at"), fields.get("expires_at"))
+    if status is not None and (type(status) is not int):
+        return None
+    if not all(
+        isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
+        for t in times
+    ):
+        return None
+    if fields["verdict"] not in VERDICTS:
+        return None
+    return Meta(
+        origin=fields["origin"],
+        standard=fields["standard"],
+        robots_url=fields["robots_url"],
+        verdict=fields["verdict"],
+        reason=fields["reason"],
+        detail=fields["detail"],
+        status=status,
+        fetched_at=float(times[0]),  # type: ignore[arg-type]
+        expires_at=float(times[1]),  # type: ignore[arg-type]
+    )
+
+
+def pack_body(body: bytes) -> bytes:
+    """``body`` as stored: at most :data:`KEPT_BODY_BYTES`, compressed."""
+    return zlib.compress(body[:KEPT_BODY_BYTES], 6)
+
+
+def unpack_body(blob: bytes) -> bytes | None:
+    """The body in ``blob`` (never more than :data:`KEPT_BODY_BYTES`), or ``None``."""
+    inflater = zlib.decompressobj()
+    try:
+        # Bounded: a damaged or hostile record cannot inflate without limit.
+        return inflater.decompress(blob, KEPT_BODY_BYTES)
+    except zlib.error:
+        return None
+
+
+def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
+    """The cache entry ``meta`` and the stored body describe, parsed again.
+
+    ``None`` when a ``parse`` verdict comes without a usable body.
+    """
+    robots = None
+    if meta.verdict == PARSE:
+        body = None if blob is None else unpack_body(blob)
+        if body is None:
+            return None
+        robots = RobotsTxt.parse(body, meta.standard)
+    return CacheEntry(
+        origin=meta.origin,
+        robots_url=meta.robots_url,
+        verdict=meta.verdict,
+        reason=meta.reason,
+        detail=meta.detail,
+        robots=robots,
+        status=meta.status,
+        fetched_at=meta.fetched_at,
+        expires_at=meta.expires_at,
+    )

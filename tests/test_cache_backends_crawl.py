@@ -1,0 +1,335 @@
+"""Real crawls with the persistent cache backends (SPEC 3, "Cache").
+
+SqliteCache under JOBDIR across a paused and resumed crawl; RedisCache shared by
+crawls and by a fleet of crawler processes, and a Redis that is down or goes down
+mid-crawl. The robots.txt requests that reach the local server are the ground truth.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import redis
+from cache_helpers import parse_entry
+from hostile import Reply, run_crawl
+from redis_server import RedisServer
+from scrapy import Request, signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+from test_middleware_crawl import (
+    RULES,
+    assert_no_errors,
+    pages_served,
+    robots_fetches,
+    serve_pages,
+    settings,
+    stat,
+    use_as_http_proxy,
+)
+
+from scrapy_robots_std.cache import RedisCache
+
+if TYPE_CHECKING:
+    from hostile import CrawlResult, HostileServer
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+TESTS = Path(__file__).resolve().parent
+CACHE_LOGGER = "scrapy_robots_std.cache"
+SQLITE = "scrapy_robots_std.cache.SqliteCache"
+REDIS = "scrapy_robots_std.cache.RedisCache"
+PUBLIC = tuple(f"/public/{n}" for n in range(8))
+PRIVATE = ("/private/a", "/private/b")
+
+
+def cache_warnings(result: CrawlResult) -> list[str]:
+    return [
+        record.getMessage()
+        for record in result.logs
+        if record.name == CACHE_LOGGER and record.levelno >= logging.WARNING
+    ]
+
+
+# -- SqliteCache under JOBDIR ----------------------------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_resumed_jobdir_crawl_does_not_fetch_robots_txt_again(
+    hostile: HostileServer, hostile_b: HostileServer, tmp_path: Path
+) -> None:
+    urls: list[str] = []
+    for server in (hostile, hostile_b):
+        server.add_route("/robots.txt", Reply(200, {}, RULES))
+        urls += serve_pages(server, PUBLIC + PRIVATE)
+    jobdir = tmp_path / "job"
+    job = settings(
+        JOBDIR=str(jobdir),
+        ROBOTS_STD_CACHE_BACKEND=SQLITE,
+        CONCURRENT_REQUESTS=1,
+        # 2 robots.txt + 2 pages, then the crawl is paused (closed, queue kept).
+        CLOSESPIDER_PAGECOUNT=4,
+    )
+    first = await run_crawl(urls, job)
+    assert first.stats["finish_reason"] == "closespider_pagecount"
+    assert (jobdir / "robots_std.sqlite3").exists()
+    served_first = pages_served(hostile) | pages_served(hostile_b)
+    assert len(served_first) < len(urls)  # paused before the end
+
+    job["CLOSESPIDER_PAGECOUNT"] = 0
+    second = await run_crawl(urls, job)
+    assert second.stats["finish_reason"] == "finished"
+    assert_no_errors(second)
+    # Each origin's robots.txt was fetched once in all: the resumed crawl read
+    # both verdicts from the file.
+    assert robots_fetches(hostile) == 1
+    assert robots_fetches(hostile_b) == 1
+    assert stat(second, "robotstxt/request_count") is None
+    assert stat(second, "robots_std/cache/store_hit") == 2
+    # It went on with the queued pages, and still kept to the rules.
+    assert stat(second, "response_received_count") > 0
+    for server in (hostile, hostile_b):
+        assert not pages_served(server) & set(PRIVATE)
+    assert pages_served(hostile) | pages_served(hostile_b) == set(PUBLIC)
+
+
+# -- RedisCache ------------------------------------------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_second_crawl_on_one_redis_fetches_no_robots_txt(
+    hostile: HostileServer, redis_url: str
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:2] + PRIVATE[:1])
+    shared = settings(ROBOTS_STD_CACHE_BACKEND=REDIS, REDIS_URL=redis_url)
+    await run_crawl(urls, shared)
+    second = await run_crawl(urls, shared)
+    assert_no_errors(second)
+    assert robots_fetches(hostile) == 1
+    assert stat(second, "robots_std/cache/store_hit") == 1
+    assert stat(second, "robots_std/dropped/rule") == 1
+    assert not pages_served(hostile) & set(PRIVATE)
+    client = redis.Redis.from_url(redis_url)
+    try:  # the first crawl released its claim
+        assert client.keys("robots_std:claim:*") == []
+    finally:
+        client.close()
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_crawl_waits_for_the_verdict_of_the_process_holding_the_claim(
+    hostile: HostileServer, redis_url: str
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:2] + PRIVATE[:1])
+    origin = f"http://127.0.0.1:{hostile.port}"
+    other = RedisCache(redis_url)  # another process, fetching this origin now
+    assert other.claim(origin, 30)
+
+    def other_delivers() -> None:
+        other.put(parse_entry(origin, RULES), RULES)
+        other.release(origin)
+
+    timer = threading.Timer(0.5, other_delivers)
+    timer.start()
+    try:
+        result = await run_crawl(
+            urls, settings(ROBOTS_STD_CACHE_BACKEND=REDIS, REDIS_URL=redis_url)
+        )
+    finally:
+        timer.cancel()
+        other.close()
+    assert_no_errors(result)
+    assert robots_fetches(hostile) == 0  # the other process's verdict was used
+    assert stat(result, "robots_std/cache/shared") == 1
+    assert stat(result, "robots_std/wait/max_seconds") >= 0.4
+    assert pages_served(hostile) == set(PUBLIC[:2])
+    assert stat(result, "robots_std/dropped/rule") == 1
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_claim_never_delivered_costs_the_budget_but_one_attempt(
+    hostile: HostileServer, redis_url: str
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:1] + PRIVATE[:1])
+    origin = f"http://127.0.0.1:{hostile.port}"
+    dead = RedisCache(redis_url)  # claimed, then the process died
+    assert dead.claim(origin, 60)
+    result = await run_crawl(
+        urls,
+        settings(
+            ROBOTS_STD_CACHE_BACKEND=REDIS,
+            REDIS_URL=redis_url,
+            ROBOTS_STD_MAX_WAIT=2,
+            ROBOTS_STD_FETCH_TIMEOUT=1,
+        ),
+    )
+    assert_no_errors(result)
+    # It waited max_wait - fetch_timeout (1 s), then fetched robots.txt itself.
+    assert robots_fetches(hostile) == 1
+    assert 0.9 <= stat(result, "robots_std/wait/max_seconds") < 2.5
+    assert stat(result, "robots_std/cache/shared") is None
+    assert pages_served(hostile) == set(PUBLIC[:1])
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_with_redis_down_the_crawl_fetches_robots_txt_itself(
+    hostile: HostileServer, refused_port: int
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:2] + PRIVATE)
+    url = f"redis://127.0.0.1:{refused_port}/0"
+    result = await run_crawl(
+        urls,
+        settings(
+            ROBOTS_STD_CACHE_BACKEND=REDIS,
+            REDIS_URL=url,
+            ROBOTS_STD_REDIS_TIMEOUT=0.5,
+        ),
+    )
+    [warning] = cache_warnings(result)
+    assert warning.startswith(f"Redis at {url} unavailable (ConnectionError: ")
+    assert warning.endswith("; using the in-process cache, next try in 30 s")
+    assert stat(result, "robots_std/cache/store_error") == 1
+    # Never allow-all: robots.txt was fetched here and its rules kept.
+    assert robots_fetches(hostile) == 1
+    assert pages_served(hostile) == set(PUBLIC[:2])
+    assert stat(result, "robots_std/dropped/rule") == len(PRIVATE)
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_redis_stopping_mid_crawl_degrades_to_memory(
+    hostile: HostileServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server of its own: this test stops it.
+    use_as_http_proxy(hostile, monkeypatch)
+    for host in ("first.test", "second.test"):
+        hostile.add_route("/robots.txt", Reply(200, {}, RULES), host=host)
+        serve_pages(hostile, PUBLIC[:1] + PRIVATE[:1], host=host)
+    with RedisServer() as redis_server:
+
+        def on_crawler(crawler: Crawler) -> None:
+            def stop_redis_then_go_on(response: Response, request: Request) -> None:
+                if response.url != "http://first.test/public/0":
+                    return
+                redis_server.stop()
+                assert crawler.engine is not None
+                for path in PUBLIC[:1] + PRIVATE[:1]:
+                    crawler.engine.crawl(Request(f"http://second.test{path}"))
+
+            # weak=False: the handler is a closure nobody else keeps.
+            crawler.signals.connect(
+                stop_redis_then_go_on, signal=signals.response_received, weak=False
+            )
+
+        result = await run_crawl(
+            ["http://first.test/public/0", "http://first.test/private/a"],
+            settings(
+                ROBOTS_STD_CACHE_BACKEND=REDIS,
+                REDIS_URL=redis_server.url,
+                ROBOTS_STD_REDIS_TIMEOUT=0.5,
+            ),
+            on_crawler=on_crawler,
+        )
+    assert len(cache_warnings(result)) == 1
+    assert stat(result, "robots_std/cache/store_error") >= 1
+    for host in ("first.test", "second.test"):
+        assert len(hostile.requests_for("/robots.txt", host=host)) == 1
+        served = {r.path for r in hostile.requests if r.host == host}
+        assert served == {"/robots.txt", "/public/0"}, host
+    assert stat(result, "robots_std/dropped/rule") == 2
+
+
+# -- a fleet of crawler processes ------------------------------------------------------
+
+
+def test_three_crawler_processes_fetch_each_robots_txt_once(
+    hostile: HostileServer, redis_url: str, tmp_path: Path
+) -> None:
+    origins = 50
+    for n in range(origins):
+        host = f"o{n}.test"
+        # Slow enough that the three processes really overlap.
+        hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=0.4), host=host)
+        serve_pages(hostile, ("/public/page", "/private/page"), host=host)
+    env = {**_clean_env(), "http_proxy": hostile.base_url}
+    outs = [tmp_path / f"crawler{n}.json" for n in range(3)]
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(TESTS / "fleet_crawler.py"),
+                redis_url,
+                "fleet",
+                str(origins),
+                str(out),
+            ],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for out in outs
+    ]
+    # Start the three crawls together, once each has Scrapy loaded.
+    for process in processes:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n"
+    started = time.monotonic()
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write(b"go\n")
+        process.stdin.flush()
+    for process in processes:
+        _, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err.decode()[-3000:]
+    elapsed = time.monotonic() - started
+    reports = [json.loads(out.read_text()) for out in outs]
+
+    # Exactly one robots.txt fetch per origin, fleet-wide.
+    robots = hostile.requests_for("/robots.txt")
+    assert len(robots) == origins
+    assert len({r.host for r in robots}) == origins
+    fetched_here = [r["stats"].get("robotstxt/request_count", 0) for r in reports]
+    assert sum(fetched_here) == origins
+    # Every process crawled every origin, by the rules.
+    for report in reports:
+        assert sorted(report["responses"]) == sorted(
+            f"http://o{n}.test/public/page" for n in range(origins)
+        )
+        assert report["stats"]["robots_std/dropped/rule"] == origins
+    assert not [r for r in hostile.requests if r.path == "/private/page"]
+    # Each process fetched an origin's robots.txt or loaded the verdict another
+    # one stored (found there, or waited for while that one fetched).
+    waited = [r["stats"].get("robots_std/cache/shared", 0) for r in reports]
+    loaded = [r["stats"].get("robots_std/cache/store_hit", 0) for r in reports]
+    assert [f + n for f, n in zip(fetched_here, loaded, strict=True)] == [origins] * 3
+    assert sum(waited) > 0  # they overlapped
+    print(
+        f"fleet: robots.txt fetches {fetched_here}, waited {waited}, "
+        f"loaded {loaded} per process; {elapsed:.1f} s"
+    )
+
+
+def _clean_env() -> dict[str, Any]:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy",)}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    return env
