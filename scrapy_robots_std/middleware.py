@@ -510,7 +510,9 @@ class RobotsTxtStdMiddleware:
             if robots.truncated:
                 self._inc("body", "truncated")
             deferred_from_coro(self._send_parsed(robots, fetch.trigger))
-            self._note_delay(origin.key, robots, entry.robots_url, fetch.trigger)
+            asked = self._asked_delay(robots, self._token(fetch.trigger))
+            if asked is not None:
+                self._note_delay(origin.key, asked, entry.robots_url, fetch.trigger)
             self._feed_sitemaps(origin.key, robots, entry.robots_url)
         return entry
 
@@ -634,7 +636,7 @@ class RobotsTxtStdMiddleware:
     def _note_delay(
         self,
         origin: str,
-        robots: RobotsTxt,
+        asked: _politeness.AskedDelay,
         robots_url: str,
         request: Request,
         *,
@@ -646,8 +648,7 @@ class RobotsTxtStdMiddleware:
         from a shared or persistent cache when its first request reaches the
         downloader (``just_fetched`` False).
         """
-        asked = self._asked_delay(robots, self._token(request))
-        if asked is None or origin in self._delays_noted:
+        if origin in self._delays_noted:
             return
         if len(self._delays_noted) >= self.config.cache_max_origins:
             self._delays_noted.clear()  # bounded; an origin may be reported again
@@ -707,13 +708,13 @@ class RobotsTxtStdMiddleware:
         entry = self.cache.get(origin.key)
         if entry is None or entry.robots is None:
             return None
-        if origin.key not in self._delays_noted:  # a verdict another process fetched
-            self._note_delay(
-                origin.key, entry.robots, entry.robots_url, request, just_fetched=False
-            )
         asked = self._asked_delay(entry.robots, self._token(request))
         if asked is None:
             return None
+        if origin.key not in self._delays_noted:  # a verdict another process fetched
+            self._note_delay(
+                origin.key, asked, entry.robots_url, request, just_fetched=False
+            )
         return _politeness.plan_delay(asked, self.config.crawl_delay_max).seconds
 
     def _raise_slot_delay(self, request: Request, *, responded: bool) -> bool:
