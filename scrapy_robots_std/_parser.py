@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import threading
 from array import array
 from bisect import bisect_right
@@ -85,40 +86,62 @@ class Diagnostic:
         return f"line {self.line}: {self.message}"
 
 
-class Group:
+class Group(NamedTuple):
     """One group (rfc9309) or record (1994): its user-agent lines and rules.
 
-    The rules themselves live in the file-wide tables of :class:`Parsed`; a
-    group's rules are always one contiguous run ``start:end`` there, because a
-    group only ends where the next one starts.
+    A view made on demand from the compact tables of :class:`Parsed`.  The
+    group's rules are always one contiguous run ``start:end`` of the file-wide
+    rule tables, because a group only ends where the next one starts.
     """
 
-    __slots__ = (
-        "agents",
-        "crawl_delay",
-        "end",
-        "is_global",
-        "names",
-        "request_rate",
-        "start",
-    )
+    number: int
+    agents: tuple[str, ...]
+    start: int
+    end: int
+
+
+class _GroupDraft:
+    """A group while its lines are read; :meth:`Parsed.finish` packs it."""
+
+    __slots__ = ("agents", "crawl_delay", "end", "request_rate", "start")
 
     def __init__(self, start: int) -> None:
         self.agents: list[str] = []
-        self.names: list[str] = []
-        self.is_global = False
         self.start = start
         self.end = start
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
 
-    def add_agent(self, value: bytes, name: str | None) -> None:
-        """A user-agent line; ``name`` None for ``*``, "" when it names no one."""
-        self.agents.append(decode_text(value))
-        if name is None:
-            self.is_global = True
-        elif name and name not in self.names:
-            self.names.append(name)
+    def add_agent(self, value: bytes) -> None:
+        # Interned: "*" aside, a few agent names (Googlebot, Swiftbot, ...)
+        # recur in thousands of files; interned strings die with their users.
+        self.agents.append(sys.intern(decode_text(value)))
+
+
+# The whitespace bytes.isspace() and bytes.strip() know, as text.
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
+_AGENT_NAME_RE = re.compile(r"[A-Za-z_-]*")
+
+
+def agent_name_rfc9309(agent: str) -> str | None:
+    """What the reference compares of a user-agent value: its leading [A-Za-z_-]+.
+
+    None for the global group: ``*`` alone or followed by whitespace.  ``agent``
+    is the value as stored (decoded); its ASCII prefix is the bytes' prefix.
+    """
+    if agent[:1] == "*" and (len(agent) == 1 or agent[1] in _ASCII_SPACE):
+        return None
+    match = _AGENT_NAME_RE.match(agent)
+    assert match is not None  # the pattern matches the empty string
+    return match.group().lower()
+
+
+def agent_name_1994(agent: str) -> str | None:
+    """Agent value with version information (from ``/``) dropped; None for ``*``."""
+    name = agent.split("/", 1)[0].strip(_ASCII_SPACE)
+    if name == "*":
+        return None
+    return name.lower()
 
 
 class RequestRate(NamedTuple):
@@ -182,94 +205,173 @@ def _spelling_id(written: str, kind: int) -> int:
     return found
 
 
+class PatternTable:
+    """The rules' patterns once a query needs them (built by ``_robots``).
+
+    ``patterns`` holds each distinct pattern once, in the form paths are compared
+    in; rule ``i``'s pattern is ``patterns[ids[i]]``.  ``written`` maps the few
+    rules whose value as written differs from that form to the written bytes.
+    The per-token indexes point at these same objects.
+    """
+
+    __slots__ = ("ids", "patterns", "written")
+
+    def __init__(
+        self,
+        patterns: tuple[bytes, ...],
+        ids: array[int],
+        written: dict[int, bytes] | None,
+    ) -> None:
+        self.patterns = patterns
+        self.ids = ids
+        self.written = written
+
+    def value(self, index: int) -> bytes:
+        """Rule ``index``'s pattern as written."""
+        written = self.written
+        if written is not None and index in written:
+            return written[index]
+        return self.patterns[self.ids[index]]
+
+
+class _NoteLog:
+    """Diagnostics as kind numbers; turned into text only when asked for."""
+
+    __slots__ = ("details", "dropped", "kinds", "lines")
+
+    def __init__(self) -> None:
+        self.lines = array("I")
+        self.kinds = array("B")
+        self.details: list[str] = []
+        self.dropped = 0
+
+    def pack(self) -> None:
+        # Copies of exact size: the containers over-allocate while growing.
+        self.lines = array("I", self.lines)
+        self.kinds = array("B", self.kinds)
+        self.details = self.details[:]
+
+
+_NO_RULES = array("I")
+
+
 class Parsed:
     """Everything read from one body, in compact tables.
 
     Rule ``i`` is at line ``rule_lines[i]``; ``rule_codes[i]`` holds its kind
     (bit 0: allow) and the id of its key's spelling; its pattern is the
     ``i``-th item of ``rule_values.split(b"\\n")`` (a value never holds a line
-    break).  Notes are kept as kind numbers and turned into text on demand.
+    break) until the first query replaces the bytes by a :class:`PatternTable`.
+
+    Groups: ``agents`` holds every group's user-agent values in file order and
+    ``group_bounds`` three numbers per group (its first agent, its first rule,
+    the rule after its last), then the number of agents.  ``group_extras`` maps
+    a group's number to its (Crawl-delay, Request-rate) when it has either.
     """
 
     __slots__ = (
-        "groups",
-        "note_details",
-        "note_kinds",
-        "note_lines",
-        "notes_dropped",
+        "agents",
+        "group_bounds",
+        "group_extras",
+        "notes",
         "rule_codes",
         "rule_lines",
         "rule_values",
         "sitemaps",
         "truncated",
-        "value_offsets",
     )
 
     def __init__(self) -> None:
-        self.groups: list[Group] = []
+        self.agents: tuple[str, ...] = ()
+        self.group_bounds: array[int] = _NO_RULES
+        self.group_extras: dict[int, tuple[float | None, RequestRate | None]] | None
+        self.group_extras = None
         self.rule_lines = array("i")
         self.rule_codes = array("H")
-        self.rule_values: bytes = b""
-        self.sitemaps: list[str] = []
-        self.note_lines = array("i")
-        self.note_kinds = array("B")
-        self.note_details: list[str] = []
+        self.rule_values: bytes | PatternTable = b""
+        self.sitemaps: tuple[str, ...] = ()
+        self.notes: _NoteLog | None = None
         self.truncated = False
-        self.notes_dropped = 0
-        self.value_offsets: array[int] | None = None  # built on the first value()
 
     def note(
         self, line: int, kind: int, detail: str = "", *, always: bool = False
     ) -> None:
-        if len(self.note_lines) >= MAX_NOTES and not always:
-            self.notes_dropped += 1
+        notes = self.notes
+        if notes is None:
+            notes = self.notes = _NoteLog()
+        if len(notes.lines) >= MAX_NOTES and not always:
+            notes.dropped += 1
             return
-        self.note_lines.append(line)
-        self.note_kinds.append(kind)
-        self.note_details.append(detail)
+        notes.lines.append(line)
+        notes.kinds.append(kind)
+        notes.details.append(detail)
 
     def note_many(
         self, lines: list[int], kind: int, details: list[str] | None = None
     ) -> None:
-        room = max(0, MAX_NOTES - len(self.note_lines))
+        if not lines:
+            return
+        notes = self.notes
+        if notes is None:
+            notes = self.notes = _NoteLog()
+        room = max(0, MAX_NOTES - len(notes.lines))
         if len(lines) > room:
-            self.notes_dropped += len(lines) - room
+            notes.dropped += len(lines) - room
             lines = lines[:room]
             details = details[:room] if details is not None else None
-        self.note_lines.extend(lines)
-        self.note_kinds.extend(bytes((kind,)) * len(lines))
-        self.note_details.extend(details if details is not None else [""] * len(lines))
+        notes.lines.extend(lines)
+        notes.kinds.extend(bytes((kind,)) * len(lines))
+        notes.details.extend(details if details is not None else [""] * len(lines))
 
-    def value(self, index: int) -> bytes:
-        """Rule ``index``'s pattern as written, without splitting all of them."""
-        blob = self.rule_values
-        offsets = self.value_offsets
-        if offsets is None:
-            starts = [0]
-            position = blob.find(b"\n")
-            while position >= 0:
-                starts.append(position + 1)
-                position = blob.find(b"\n", position + 1)
-            starts.append(len(blob) + 1)
-            offsets = self.value_offsets = array("I", starts)
-        return blob[offsets[index] : offsets[index + 1] - 1]
+    def pack_groups(self, drafts: list[_GroupDraft]) -> None:
+        agents: list[str] = []
+        bounds: list[int] = []
+        extras = {}
+        for number, draft in enumerate(drafts):
+            bounds += (len(agents), draft.start, draft.end)
+            agents += draft.agents
+            if draft.crawl_delay is not None or draft.request_rate is not None:
+                extras[number] = (draft.crawl_delay, draft.request_rate)
+        if drafts:
+            bounds.append(len(agents))
+            self.group_bounds = array("I", bounds)
+        self.agents = tuple(agents)
+        self.group_extras = extras or None
 
-    def values(self) -> list[bytes]:
-        return self.rule_values.split(b"\n") if self.rule_lines else []
+    @property
+    def group_count(self) -> int:
+        return len(self.group_bounds) // 3
+
+    def groups(self) -> list[Group]:
+        bounds = self.group_bounds
+        agents = self.agents
+        return [
+            Group(
+                number, agents[bounds[i] : bounds[i + 3]], bounds[i + 1], bounds[i + 2]
+            )
+            for number, i in enumerate(range(0, len(bounds) - 1, 3))
+        ]
+
+    def extras(self, group: int) -> tuple[float | None, RequestRate | None]:
+        extras = self.group_extras
+        if extras is None:
+            return (None, None)
+        return extras.get(group, (None, None))
 
     def directive(self, index: int) -> str:
         return _SPELLINGS[self.rule_codes[index] >> 1]
 
     def diagnostics(self) -> list[Diagnostic]:
-        notes = sorted(
-            zip(self.note_lines, self.note_kinds, self.note_details, strict=True)
-        )
+        log = self.notes
+        if log is None:
+            return []
+        notes = sorted(zip(log.lines, log.kinds, log.details, strict=True))
         found = [
             Diagnostic(line, _NOTE_KINDS[kind], _NOTE_TEXT[kind].format(detail))
             for line, kind, detail in notes
         ]
-        if self.notes_dropped:
-            text = f"{self.notes_dropped} more notes not kept (at most {MAX_NOTES} are)"
+        if log.dropped:
+            text = f"{log.dropped} more notes not kept (at most {MAX_NOTES} are)"
             found.append(Diagnostic(0, "notes-cut", text))
         return found
 
@@ -386,51 +488,30 @@ def _key_rfc9309(raw_key: bytes) -> _Key:
     return found
 
 
-_AGENT_NAME_RE = re.compile(rb"[A-Za-z_-]*")
-
-
-def agent_name_rfc9309(value: bytes) -> str | None:
-    """What the reference compares of a user-agent value: its leading [A-Za-z_-]+.
-
-    None for the global group: ``*`` alone or followed by whitespace.
-    """
-    if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
-        return None
-    match = _AGENT_NAME_RE.match(value)
-    assert match is not None  # the pattern matches the empty string
-    return match.group().decode("ascii").lower()
-
-
-def agent_name_1994(value: bytes) -> str | None:
-    """Agent value with version information (from ``/``) dropped; None for ``*``."""
-    name = value.split(b"/", 1)[0].strip()
-    if name == b"*":
-        return None
-    return decode_text(name).lower()
-
-
 class _Builder:
     """Assembles a :class:`Parsed` while lines are read, in file order."""
 
     def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self.values: list[bytes] = []
-        self.group: Group | None = None
+        self.groups: list[_GroupDraft] = []
+        self.group: _GroupDraft | None = None
+        self.sitemaps: list[str] = []
 
     def end_group(self) -> None:
         if self.group is not None:
             self.group.end = len(self.values)
         self.group = None
 
-    def user_agent(self, value: bytes, name: str | None) -> None:
+    def user_agent(self, value: bytes) -> None:
         group = self.group
         # Consecutive user-agent lines share one group; one that follows a
         # rule of the group starts the next group.
         if group is None or len(self.values) > group.start:
             self.end_group()
-            group = self.group = Group(len(self.values))
-            self.parsed.groups.append(group)
-        group.add_agent(value, name)
+            group = self.group = _GroupDraft(len(self.values))
+            self.groups.append(group)
+        group.add_agent(value)
 
     def rule(self, line: int, key: _Key, value: bytes) -> None:
         if self.group is None:
@@ -460,8 +541,14 @@ class _Builder:
         self.end_group()
         parsed = self.parsed
         parsed.rule_values = b"\n".join(self.values)
+        parsed.pack_groups(self.groups)
+        parsed.sitemaps = tuple(self.sitemaps)
+        if not parsed.rule_lines:
+            parsed.rule_lines = parsed.rule_codes = _NO_RULES
         if parsed.truncated:
             parsed.note(0, BODY_CUT, always=True)
+        if parsed.notes is not None:
+            parsed.notes.pack()
         return parsed
 
 
@@ -577,7 +664,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
         if key.type == _SITEMAP:
             value = _clean_value(values[i])
             if value:
-                parsed.sitemaps.append(decode_text(value))
+                builder.sitemaps.append(decode_text(value))
     # ": value" (an empty key) is ignored without a note, as in the reference.
     unknown = [i for i in special if keys[i].type == _UNKNOWN and keys[i].written]
     parsed.note_many(
@@ -605,18 +692,17 @@ def parse_rfc9309(body: bytes) -> Parsed:
 
     # rules_before[i]: how many rules of the tables come before entry first + i.
     rules_before = list(accumulate(is_rule, initial=0))
-    group_of_agent: list[Group] = []
-    group: Group | None = None
+    group_of_agent: list[_GroupDraft] = []
+    group: _GroupDraft | None = None
     for i in agent_lines:
         position = rules_before[i - first]
         if group is None or position > group.start:
             # A user-agent line after a rule starts the next group.
             if group is not None:
                 group.end = position
-            group = Group(position)
-            parsed.groups.append(group)
-        value = _clean_value(values[i])
-        group.add_agent(value, agent_name_rfc9309(value))
+            group = _GroupDraft(position)
+            builder.groups.append(group)
+        group.add_agent(_clean_value(values[i]))
         group_of_agent.append(group)
 
     for i in special:
@@ -661,10 +747,10 @@ def parse_1994(body: bytes) -> Parsed:
             code = _spelling_id(written, key_type) << 1 | key_type
             builder.rule(line, _Key(key_type, written, False, code), value)
         elif key_type == _UA:
-            builder.user_agent(value, agent_name_1994(value))
+            builder.user_agent(value)
         elif key_type == _SITEMAP:
             if value:
-                parsed.sitemaps.append(decode_text(value))
+                builder.sitemaps.append(decode_text(value))
         else:
             parsed.note(line, UNKNOWN_FIELD, written)
     return builder.finish()
