@@ -166,7 +166,7 @@ def wildcard_match(path: bytes, pattern: bytes) -> bool:
 # Wildcard patterns, best candidate first, as three parallel sequences:
 # (candidates, needles, patterns).  A ``needle`` is the pattern's longest literal
 # piece, which must occur in any path the pattern matches: a cheap test first.
-_Wildcards = tuple["array[int]", tuple[bytes, ...], tuple[bytes, ...]]
+_Wildcards = tuple["array[int]", tuple[str, ...], tuple[bytes, ...]]
 
 _NO_VALUES = array("q")
 _NO_PARENTS = array("h")
@@ -221,7 +221,7 @@ def best_of(patterns: list[bytes], candidates: list[int]) -> dict[bytes, int]:
     return found
 
 
-def _wildcards(entries: list[tuple[int, bytes, bytes]]) -> _Wildcards:
+def _wildcards(entries: list[tuple[int, str, bytes]]) -> _Wildcards:
     entries.sort(reverse=True)  # candidates are distinct: never compares further
     return (
         array("q", [entry[0] for entry in entries]),
@@ -263,8 +263,8 @@ class RuleSet:
 
     def _file_special(self, best: dict[bytes, int]) -> None:
         exact: dict[bytes, int] = {}
-        by_last_octet: dict[int, list[tuple[int, bytes, bytes]]] = {}
-        wildcards: list[tuple[int, bytes, bytes]] = []
+        by_last_octet: dict[int, list[tuple[int, str, bytes]]] = {}
+        wildcards: list[tuple[int, str, bytes]] = []
         for pattern, value in best.items():
             anchored = pattern.endswith(b"$")
             if b"*" not in pattern:
@@ -272,7 +272,8 @@ class RuleSet:
                     exact[pattern[:-1]] = value
                 continue
             segments = (pattern[:-1] if anchored else pattern).split(b"*")
-            entry = (value, max(segments, key=len), pattern)
+            # The needle is text: "in" on bytes first tries the needle as an int.
+            entry = (value, max(segments, key=len).decode("latin-1"), pattern)
             if anchored and segments[-1]:
                 by_last_octet.setdefault(segments[-1][-1], []).append(entry)
             else:
@@ -285,8 +286,11 @@ class RuleSet:
         if wildcards:
             self.wildcards = _wildcards(wildcards)
 
-    def best(self, path: bytes) -> int:
-        """The deciding candidate for ``path``, or -1 when no rule matches."""
+    def best(self, path: bytes, text: str) -> int:
+        """The deciding candidate for ``path``, or -1 when no rule matches.
+
+        ``text`` is the same path as a str: ``in`` is fast on text only.
+        """
         patterns = self.patterns
         index = bisect_right(patterns, path) - 1
         if index >= 0:
@@ -298,33 +302,33 @@ class RuleSet:
             best = max(best, self.exact.get(path, -1))
         # The two wildcard scans below are the same loop, written out twice:
         # this is the hot path of every request, and a shared helper costs a
-        # call each (about 0.2 us).  On a long path a missing literal costs a
-        # full scan, so a one-octet search (memchr) rejects first.
+        # call each (about 0.2 us).  Only the needles are read until one is
+        # found: best first, the first full match decides, and on real files
+        # nearly every wildcard could beat the plain match, so checking each
+        # one's value on the way would only slow the loop.  On a long path a
+        # missing literal costs a full scan, so a one-character search
+        # (memchr) rejects first.
         long_path = len(path) > _LONG_PATH
         if self.by_last_octet is not None:
             tables = self.by_last_octet.get(path[-1])
             if tables is not None and tables[0][0] > best:
-                for value, needle, pattern in zip(*tables, strict=True):
-                    if value <= best:
-                        break
+                for index, needle in enumerate(tables[1]):
                     if (
-                        (not long_path or needle[:1] in path)
-                        and needle in path
-                        and wildcard_match(path, pattern)
+                        (not long_path or needle[:1] in text)
+                        and needle in text
+                        and wildcard_match(path, tables[2][index])
                     ):
-                        best = value
+                        best = max(best, tables[0][index])
                         break
         tables = self.wildcards
         if tables is not None and tables[0][0] > best:
-            for value, needle, pattern in zip(*tables, strict=True):
-                if value <= best:
-                    break
+            for index, needle in enumerate(tables[1]):
                 if (
-                    (not long_path or needle[:1] in path)
-                    and needle in path
-                    and wildcard_match(path, pattern)
+                    (not long_path or needle[:1] in text)
+                    and needle in text
+                    and wildcard_match(path, tables[2][index])
                 ):
-                    return value
+                    return max(best, tables[0][index])
         return best
 
 

@@ -35,9 +35,13 @@ MAX_LINE_BYTES = 16_663
 #: every line, and a crawl may hold thousands of parsed files.
 MAX_NOTES = 1_000
 
-# Rule kinds: bit 0 of ``Parsed.rule_codes`` (the other bits: the spelling id).
+# Rule kinds: bit 0 of a rule's code (the other bits: the spelling id).
 DISALLOW = 0
 ALLOW = 1
+# ``Parsed.rules`` packs each rule's line and code in 32 bits: a 512,000-byte
+# body has fewer than 2**19 lines, and codes stay below 2**13 (_SPELLING_LIMIT).
+LINE_SHIFT = 13
+CODE_MASK = (1 << LINE_SHIFT) - 1
 
 # Diagnostic kinds: (name, message template).
 _NOTES = (
@@ -245,11 +249,20 @@ class _NoteLog:
         self.details: list[str] = []
         self.dropped = 0
 
-    def pack(self) -> None:
-        # Copies of exact size: the containers over-allocate while growing.
-        self.lines = array("I", self.lines)
-        self.kinds = array("B", self.kinds)
-        self.details = self.details[:]
+    def text(self) -> str:
+        """All notes in one string: a crawl keeps thousands of parsed files.
+
+        The first line holds the number of notes not kept, then one line per
+        note: ``<line> <kind> <detail>`` (a detail comes from one line of the
+        body, so it never holds a line break).
+        """
+        records = [
+            f"{line} {kind} {detail}"
+            for line, kind, detail in zip(
+                self.lines, self.kinds, self.details, strict=True
+            )
+        ]
+        return "\n".join([str(self.dropped), *records])
 
 
 _NO_RULES = array("I")
@@ -258,8 +271,9 @@ _NO_RULES = array("I")
 class Parsed:
     """Everything read from one body, in compact tables.
 
-    Rule ``i`` is at line ``rule_lines[i]``; ``rule_codes[i]`` holds its kind
-    (bit 0: allow) and the id of its key's spelling; its pattern is the
+    Rule ``i`` is at line ``rules[i] >> LINE_SHIFT``; ``rules[i] & CODE_MASK``
+    is its code: its kind (bit 0: allow) and the id of its key's spelling; its
+    pattern is the
     ``i``-th item of ``rule_values.split(b"\\n")`` (a value never holds a line
     break) until the first query replaces the bytes by a :class:`PatternTable`.
 
@@ -273,11 +287,11 @@ class Parsed:
         "agents",
         "group_bounds",
         "group_extras",
+        "note_text",
         "notes",
-        "rule_codes",
-        "rule_lines",
         "rule_values",
-        "sitemaps",
+        "rules",
+        "sitemap_text",
         "truncated",
     )
 
@@ -286,11 +300,12 @@ class Parsed:
         self.group_bounds: array[int] = _NO_RULES
         self.group_extras: dict[int, tuple[float | None, RequestRate | None]] | None
         self.group_extras = None
-        self.rule_lines = array("i")
-        self.rule_codes = array("H")
+        self.rules = array("I")
         self.rule_values: bytes | PatternTable = b""
-        self.sitemaps: tuple[str, ...] = ()
-        self.notes: _NoteLog | None = None
+        # Sitemap URLs joined by line breaks (a URL comes from one line).
+        self.sitemap_text: str | None = None
+        self.notes: _NoteLog | None = None  # while parsing
+        self.note_text: str | None = None  # see _NoteLog.text
         self.truncated = False
 
     def note(
@@ -334,7 +349,8 @@ class Parsed:
                 extras[number] = (draft.crawl_delay, draft.request_rate)
         if drafts:
             bounds.append(len(agents))
-            self.group_bounds = array("I", bounds)
+            wide = bounds[-2] > 0xFFFF or len(agents) > 0xFFFF
+            self.group_bounds = array("I" if wide else "H", bounds)
         self.agents = tuple(agents)
         self.group_extras = extras or None
 
@@ -358,20 +374,35 @@ class Parsed:
             return (None, None)
         return extras.get(group, (None, None))
 
+    def line(self, index: int) -> int:
+        return self.rules[index] >> LINE_SHIFT
+
+    def code(self, index: int) -> int:
+        return self.rules[index] & CODE_MASK
+
     def directive(self, index: int) -> str:
-        return _SPELLINGS[self.rule_codes[index] >> 1]
+        return _SPELLINGS[self.code(index) >> 1]
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        text = self.sitemap_text
+        return () if text is None else tuple(text.split("\n"))
 
     def diagnostics(self) -> list[Diagnostic]:
-        log = self.notes
-        if log is None:
+        if self.note_text is None:
             return []
-        notes = sorted(zip(log.lines, log.kinds, log.details, strict=True))
+        dropped, *records = self.note_text.split("\n")
+        notes = []
+        for record in records:
+            line, kind, detail = record.split(" ", 2)
+            notes.append((int(line), int(kind), detail))
+        notes.sort()
         found = [
             Diagnostic(line, _NOTE_KINDS[kind], _NOTE_TEXT[kind].format(detail))
             for line, kind, detail in notes
         ]
-        if log.dropped:
-            text = f"{log.dropped} more notes not kept (at most {MAX_NOTES} are)"
+        if dropped != "0":
+            text = f"{dropped} more notes not kept (at most {MAX_NOTES} are)"
             found.append(Diagnostic(0, "notes-cut", text))
         return found
 
@@ -517,8 +548,7 @@ class _Builder:
         if self.group is None:
             self.parsed.note(line, OUTSIDE_GROUP, key.written)
             return
-        self.parsed.rule_lines.append(line)
-        self.parsed.rule_codes.append(key.code)
+        self.parsed.rules.append(line << LINE_SHIFT | key.code)
         self.values.append(value)
 
     def group_value(
@@ -542,13 +572,15 @@ class _Builder:
         parsed = self.parsed
         parsed.rule_values = b"\n".join(self.values)
         parsed.pack_groups(self.groups)
-        parsed.sitemaps = tuple(self.sitemaps)
-        if not parsed.rule_lines:
-            parsed.rule_lines = parsed.rule_codes = _NO_RULES
+        if self.sitemaps:
+            parsed.sitemap_text = "\n".join(self.sitemaps)
+        if not parsed.rules:
+            parsed.rules = _NO_RULES
         if parsed.truncated:
             parsed.note(0, BODY_CUT, always=True)
         if parsed.notes is not None:
-            parsed.notes.pack()
+            parsed.note_text = parsed.notes.text()
+            parsed.notes = None
         return parsed
 
 
@@ -680,9 +712,16 @@ def parse_rfc9309(body: bytes) -> Parsed:
 
     # Rules from the first user-agent line on, in file order, in the tables.
     is_rule = [key_type <= ALLOW for key_type in types[first:]]
-    parsed.rule_lines = array("i", compress(numbers[first:], is_rule))
-    parsed.rule_codes = array(
-        "H", [key.code for key in compress(keys[first:], is_rule)]
+    parsed.rules = array(
+        "I",
+        [
+            number << LINE_SHIFT | key.code
+            for number, key in zip(
+                compress(numbers[first:], is_rule),
+                compress(keys[first:], is_rule),
+                strict=True,
+            )
+        ],
     )
     rule_values = compress(values[first:], is_rule)
     if b"#" in text:

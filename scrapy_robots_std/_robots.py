@@ -25,6 +25,7 @@ REASON_ROBOTS_TXT = "robots-txt"
 
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
+_LINE_SHIFT = _parser.LINE_SHIFT
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 _TOKEN_CACHE_LIMIT = 32
 
@@ -163,14 +164,15 @@ class RobotsTxt:
             path = "/" + path
         if "%" in path or not path.isascii():
             octets = _matcher.path_rfc9309(path)
+            path = octets.decode("ascii")
         else:
             octets = path.encode()
         rules = compiled.rules
         if rules is None or (
-            octets.startswith(b"/robots.txt") and _matcher.is_robots_txt(octets)
+            path.startswith("/robots.txt") and _matcher.is_robots_txt(octets)
         ):
             return True
-        best = rules.best(octets)
+        best = rules.best(octets, path)
         return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
 
     def decide(self, url: str, token: str) -> Decision:
@@ -216,7 +218,7 @@ class RobotsTxt:
                 return _ALLOWED_ROBOTS_TXT
             if compiled.rules is None:
                 return _ALLOWED_NO_GROUP
-            best = compiled.rules.best(octets)
+            best = compiled.rules.best(octets, octets.decode("ascii"))
             if best < 0:
                 return _ALLOWED_NO_MATCH
             allowed = _matcher.candidate_allows(best)
@@ -231,7 +233,7 @@ class RobotsTxt:
             if first < 0:
                 return _ALLOWED_NO_MATCH
             index = _matcher.candidate_index(first)
-            allowed = self._parsed.rule_codes[index] & 1 == _parser.ALLOW
+            allowed = self._parsed.code(index) & 1 == _parser.ALLOW
         if not with_rule:
             return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
         return Decision(allowed, self._rule(index), REASON_RULE)
@@ -239,9 +241,9 @@ class RobotsTxt:
     def _rule(self, index: int) -> Rule:
         parsed = self._parsed
         group = next(g for g in parsed.groups() if g.start <= index < g.end)
-        code = parsed.rule_codes[index]
+        code = parsed.code(index)
         return Rule(
-            line=parsed.rule_lines[index],
+            line=parsed.line(index),
             directive=parsed.directive(index),
             pattern=_parser.decode_text(self._table().value(index)),
             allow=code & 1 == _parser.ALLOW,
@@ -279,7 +281,7 @@ class RobotsTxt:
         if isinstance(values, _parser.PatternTable):
             return values
         table = _pattern_table(
-            values.split(b"\n") if self._parsed.rule_lines else [],
+            values.split(b"\n") if self._parsed.rules else [],
             plain=values.isascii() and b"%" not in values,
             normalize=_matcher.normalize_rfc9309
             if self.standard == RFC9309
@@ -306,15 +308,16 @@ class RobotsTxt:
         table = self._table()
         patterns = table.patterns
         ids = table.ids
-        lines = parsed.rule_lines
-        codes = parsed.rule_codes
+        rules = parsed.rules
         indexes = [index for group in chosen for index in range(group.start, group.end)]
         # An empty pattern matches with priority 0: it never decides.
         indexes = [index for index in indexes if patterns[ids[index]]]
         mine = [patterns[ids[index]] for index in indexes]
         candidate = _matcher.candidate
         candidates = [
-            candidate(len(pattern), codes[index] & 1, lines[index], index)
+            candidate(
+                len(pattern), rules[index] & 1, rules[index] >> _LINE_SHIFT, index
+            )
             for pattern, index in zip(mine, indexes, strict=True)
         ]
         if b"/index.htm" in b"\n".join(mine):
@@ -323,8 +326,9 @@ class RobotsTxt:
                 if directory is not None and _matcher.candidate_allows(value):
                     index = _matcher.candidate_index(value)
                     mine.append(directory)
+                    line = parsed.line(index)
                     candidates.append(
-                        _matcher.candidate(len(directory), 1, lines[index], index)
+                        _matcher.candidate(len(directory), 1, line, index)
                     )
         numbers = tuple(group.number for group in chosen)
         return _Compiled(token, numbers, _matcher.RuleSet(mine, candidates))
@@ -357,8 +361,11 @@ class RobotsTxt:
         indexes = [i for i in range(chosen.start, chosen.end) if patterns[ids[i]]]
         mine = [patterns[ids[index]] for index in indexes]
         # Priority 0 and no allow bit: the earliest line is the highest value.
-        lines = self._parsed.rule_lines
-        firsts = [_matcher.candidate(0, 0, lines[index], index) for index in indexes]
+        rules = self._parsed.rules
+        firsts = [
+            _matcher.candidate(0, 0, rules[index] >> _LINE_SHIFT, index)
+            for index in indexes
+        ]
         prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts))
         return _Compiled(token, (chosen.number,), None, prefixes)
 
