@@ -75,7 +75,7 @@ def normalize_rfc9309(value: bytes) -> bytes:
     hex, and octets outside ASCII are percent-encoded.  ``%2F`` stays ``%2F``.
     A value that needs no change is returned as is (the same object).
     """
-    if b"%" not in value and value.isascii():
+    if value.find(b"%") < 0 and value.isascii():
         return value
     return _PERCENT_OR_HIGH_RE.sub(_rfc_escape, value)
 
@@ -98,7 +98,7 @@ def normalize_1994(value: bytes) -> bytes:
 
     A value without ``%`` is returned as is (the same object).
     """
-    if b"%" in value:
+    if value.find(b"%") >= 0:
         return _PERCENT_RE.sub(_decode_1994, value)
     return value
 
@@ -172,17 +172,72 @@ _NO_VALUES = array("q")
 _NO_PARENTS = array("h")
 
 
+class PatternTable:
+    """A file's rule patterns once a query needs them (built by ``_robots``).
+
+    Each distinct pattern is kept once, in the form paths are compared in:
+    ``plain`` holds the plain prefixes, sorted, ``other`` the rest; rule ``i``'s
+    pattern is number ``ids[i]`` of ``plain + other``.  ``written`` maps the few
+    rules whose value as written differs from that form to the written bytes.
+    The per-token indexes point at these same objects, and one that needs every
+    plain prefix of the file shares the sorted tuple and its parent links.
+    """
+
+    __slots__ = ("_parents", "ids", "other", "plain", "written")
+
+    def __init__(
+        self,
+        plain: tuple[bytes, ...],
+        other: tuple[bytes, ...],
+        ids: array[int],
+        written: dict[int, bytes] | None,
+    ) -> None:
+        self.plain = plain
+        self.other = other
+        self.ids = ids
+        self.written = written
+        self._parents: array[int] | None = None
+
+    def patterns(self) -> tuple[bytes, ...]:
+        """All distinct patterns, by number."""
+        return self.plain + self.other
+
+    def value(self, index: int) -> bytes:
+        """Rule ``index``'s pattern as written."""
+        written = self.written
+        if written is not None and index in written:
+            return written[index]
+        number = self.ids[index]
+        plain = self.plain
+        return plain[number] if number < len(plain) else self.other[number - len(plain)]
+
+    def plain_parents(self) -> array[int]:
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = _parents_array(self.plain)
+        return parents
+
+
+def _parents_array(patterns: tuple[bytes, ...]) -> array[int]:
+    typecode = "h" if len(patterns) < 0x8000 else "i"
+    return array(typecode, _parents(patterns))
+
+
 def _prefix_tables(
-    best_of: dict[bytes, int],
+    best_of: dict[bytes, int], shared: PatternTable | None
 ) -> tuple[tuple[bytes, ...], array[int], array[int]]:
     """Sorted patterns, their values, and the index of each one's longest prefix."""
     if not best_of:
         return (), _NO_VALUES, _NO_PARENTS
-    patterns = tuple(sorted(best_of))
+    if shared is not None and len(best_of) == len(shared.plain):
+        # Every plain prefix of the file (they come from it): share the tables.
+        patterns = shared.plain
+        parents = shared.plain_parents()
+    else:
+        patterns = tuple(sorted(best_of))
+        parents = _parents_array(patterns)
     # Arrays, not lists of int objects: a crawl keeps thousands of these.
-    values = array("q", map(best_of.__getitem__, patterns))
-    parents = _parents(patterns)
-    return patterns, values, array("h" if len(patterns) < 0x8000 else "i", parents)
+    return patterns, array("q", map(best_of.__getitem__, patterns)), parents
 
 
 class PrefixIndex:
@@ -195,8 +250,10 @@ class PrefixIndex:
 
     __slots__ = ("parents", "patterns", "values")
 
-    def __init__(self, best_of: dict[bytes, int]) -> None:
-        self.patterns, self.values, self.parents = _prefix_tables(best_of)
+    def __init__(
+        self, best_of: dict[bytes, int], shared: PatternTable | None = None
+    ) -> None:
+        self.patterns, self.values, self.parents = _prefix_tables(best_of, shared)
 
     def highest(self, path: bytes) -> int:
         """The highest value among all patterns that start ``path``, or -1."""
@@ -246,14 +303,19 @@ class RuleSet:
 
     __slots__ = ("by_last_octet", "exact", "parents", "patterns", "values", "wildcards")
 
-    def __init__(self, patterns: list[bytes], candidates: list[int]) -> None:
+    def __init__(
+        self,
+        patterns: list[bytes],
+        candidates: list[int],
+        shared: PatternTable | None = None,
+    ) -> None:
         best = best_of(patterns, candidates)
         text = b"\n".join(best)
-        special = b"*" in text or b"$" in text
+        special = text.find(b"*") >= 0 or text.find(b"$") >= 0
         if special:
-            plain = {p: c for p, c in best.items() if b"*" not in p and p[-1] != 0x24}
+            plain = {p: c for p, c in best.items() if is_plain_rfc9309(p)}
         self.patterns, self.values, self.parents = _prefix_tables(
-            plain if special else best
+            plain if special else best, shared
         )
         self.exact: dict[bytes, int] | None = None
         self.by_last_octet: dict[int, _Wildcards] | None = None
@@ -267,7 +329,7 @@ class RuleSet:
         wildcards: list[tuple[int, str, bytes]] = []
         for pattern, value in best.items():
             anchored = pattern.endswith(b"$")
-            if b"*" not in pattern:
+            if pattern.find(b"*") < 0:
                 if anchored:
                     exact[pattern[:-1]] = value
                 continue
@@ -334,6 +396,12 @@ class RuleSet:
 
 _LONG_PATH = 256
 _second = itemgetter(1)
+
+
+def is_plain_rfc9309(pattern: bytes) -> bool:
+    """A non-empty pattern without ``*`` or a final ``$``: a prefix to compare."""
+    # (bytes.find, not "in": "in" on bytes first tries its operand as an int.)
+    return bool(pattern) and pattern.find(b"*") < 0 and pattern[-1] != 0x24
 
 
 def _parents(patterns: tuple[bytes, ...]) -> list[int]:

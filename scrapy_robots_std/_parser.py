@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from scrapy_robots_std._matcher import PatternTable
+
 RFC9309 = "rfc9309"
 STD1994 = "1994"
 STANDARDS = (RFC9309, STD1994)
@@ -207,35 +209,6 @@ def _spelling_id(written: str, kind: int) -> int:
                 _SPELLINGS.append(written)
                 _SPELLING_IDS[written] = found
     return found
-
-
-class PatternTable:
-    """The rules' patterns once a query needs them (built by ``_robots``).
-
-    ``patterns`` holds each distinct pattern once, in the form paths are compared
-    in; rule ``i``'s pattern is ``patterns[ids[i]]``.  ``written`` maps the few
-    rules whose value as written differs from that form to the written bytes.
-    The per-token indexes point at these same objects.
-    """
-
-    __slots__ = ("ids", "patterns", "written")
-
-    def __init__(
-        self,
-        patterns: tuple[bytes, ...],
-        ids: array[int],
-        written: dict[int, bytes] | None,
-    ) -> None:
-        self.patterns = patterns
-        self.ids = ids
-        self.written = written
-
-    def value(self, index: int) -> bytes:
-        """Rule ``index``'s pattern as written."""
-        written = self.written
-        if written is not None and index in written:
-            return written[index]
-        return self.patterns[self.ids[index]]
 
 
 class _NoteLog:

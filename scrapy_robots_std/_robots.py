@@ -271,21 +271,24 @@ class RobotsTxt:
             others[token] = compiled
         return compiled
 
-    def _table(self) -> _parser.PatternTable:
+    def _table(self) -> _matcher.PatternTable:
         """The rules' patterns, normalized for matching; built on the first query.
 
         The bytes of all values are replaced by the table (one attribute, so a
         thread that reads the bytes meanwhile still builds an equal table).
         """
         values = self._parsed.rule_values
-        if isinstance(values, _parser.PatternTable):
+        if isinstance(values, _matcher.PatternTable):
             return values
+        rfc9309 = self.standard == RFC9309
         table = _pattern_table(
             values.split(b"\n") if self._parsed.rules else [],
-            plain=values.isascii() and b"%" not in values,
+            unchanged=values.isascii() and values.find(b"%") < 0,
             normalize=_matcher.normalize_rfc9309
-            if self.standard == RFC9309
+            if rfc9309
             else _matcher.normalize_1994,
+            # 1994 has no special characters: every pattern is a prefix.
+            is_plain=_matcher.is_plain_rfc9309 if rfc9309 else bool,
         )
         self._parsed.rule_values = table
         return table
@@ -306,7 +309,7 @@ class RobotsTxt:
         if not chosen:
             return _Compiled(token)
         table = self._table()
-        patterns = table.patterns
+        patterns = table.patterns()
         ids = table.ids
         rules = parsed.rules
         indexes = [index for group in chosen for index in range(group.start, group.end)]
@@ -320,7 +323,7 @@ class RobotsTxt:
             )
             for pattern, index in zip(mine, indexes, strict=True)
         ]
-        if b"/index.htm" in b"\n".join(mine):
+        if b"\n".join(mine).find(b"/index.htm") >= 0:
             for pattern, value in zip(list(mine), list(candidates), strict=True):
                 directory = _index_html_directory(pattern)
                 if directory is not None and _matcher.candidate_allows(value):
@@ -331,7 +334,7 @@ class RobotsTxt:
                         _matcher.candidate(len(directory), 1, line, index)
                     )
         numbers = tuple(group.number for group in chosen)
-        return _Compiled(token, numbers, _matcher.RuleSet(mine, candidates))
+        return _Compiled(token, numbers, _matcher.RuleSet(mine, candidates, table))
 
     def _compile_1994(self, token: str, robot: str) -> _Compiled:
         # A record is user-agent lines *followed by rule lines*: a block of
@@ -356,7 +359,7 @@ class RobotsTxt:
             return _Compiled(token)
         # An empty value matches nothing (an empty Disallow allows all).
         table = self._table()
-        patterns = table.patterns
+        patterns = table.patterns()
         ids = table.ids
         indexes = [i for i in range(chosen.start, chosen.end) if patterns[ids[i]]]
         mine = [patterns[ids[index]] for index in indexes]
@@ -366,7 +369,7 @@ class RobotsTxt:
             _matcher.candidate(0, 0, rules[index] >> _LINE_SHIFT, index)
             for index in indexes
         ]
-        prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts))
+        prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts), table)
         return _Compiled(token, (chosen.number,), None, prefixes)
 
 
@@ -378,11 +381,15 @@ def _group_names(
 
 
 def _pattern_table(
-    values: list[bytes], *, plain: bool, normalize: Callable[[bytes], bytes]
-) -> _parser.PatternTable:
+    values: list[bytes],
+    *,
+    unchanged: bool,
+    normalize: Callable[[bytes], bytes],
+    is_plain: Callable[[bytes], bool],
+) -> _matcher.PatternTable:
     """Each distinct pattern once; the written form kept only where it differs."""
     written: dict[int, bytes] | None = None
-    if not plain:
+    if not unchanged:
         normalized = [normalize(value) for value in values]
         written = {
             index: value
@@ -390,10 +397,13 @@ def _pattern_table(
             if form is not value and form != value
         }
         values = normalized
-    position: dict[bytes, int] = {}
-    numbers = [position.setdefault(value, len(position)) for value in values]
-    ids = array("H" if len(position) <= 0xFFFF else "I", numbers)
-    return _parser.PatternTable(tuple(position), ids, written or None)
+    distinct = dict.fromkeys(values)
+    plain = sorted(pattern for pattern in distinct if is_plain(pattern))
+    other = [pattern for pattern in distinct if not is_plain(pattern)]
+    number = {pattern: index for index, pattern in enumerate([*plain, *other])}
+    typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
+    ids = array(typecode, [number[value] for value in values])
+    return _matcher.PatternTable(tuple(plain), tuple(other), ids, written or None)
 
 
 def _index_html_directory(pattern: bytes) -> bytes | None:
