@@ -109,9 +109,9 @@ def path_1994(path: str) -> bytes:
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
 
 
-def is_robots_txt(path: bytes) -> bool:
-    """RFC 9309 2.2.2: /robots.txt itself is always allowed."""
-    return path.startswith(b"/robots.txt") and (len(path) == 11 or path[11] == 0x3F)
+def is_robots_txt(path: str) -> bool:
+    """RFC 9309 2.2.2: /robots.txt itself is always allowed (``path`` normalized)."""
+    return path.startswith("/robots.txt") and (len(path) == 11 or path[11] == "?")
 
 
 # A candidate is one int that orders rules the way the reference decides:

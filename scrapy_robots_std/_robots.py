@@ -159,6 +159,9 @@ class RobotsTxt:
             return self._decide(
                 url, token, with_rule=False
             ).allowed  # raises ValueError
+        rules = compiled.rules
+        if rules is None:
+            return True
         path = match.group(1)
         if path[:1] != "/":
             path = "/" + path
@@ -167,10 +170,7 @@ class RobotsTxt:
             path = octets.decode("ascii")
         else:
             octets = path.encode()
-        rules = compiled.rules
-        if rules is None or (
-            path.startswith("/robots.txt") and _matcher.is_robots_txt(octets)
-        ):
+        if path.startswith("/robots.txt") and _matcher.is_robots_txt(path):
             return True
         best = rules.best(octets, path)
         return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
@@ -214,18 +214,19 @@ class RobotsTxt:
         path = _matcher.split_url(url)
         if self.standard == RFC9309:
             octets = _matcher.path_rfc9309(path)
-            if _matcher.is_robots_txt(octets):
+            text = octets.decode("ascii")
+            if _matcher.is_robots_txt(text):
                 return _ALLOWED_ROBOTS_TXT
             if compiled.rules is None:
                 return _ALLOWED_NO_GROUP
-            best = compiled.rules.best(octets, octets.decode("ascii"))
+            best = compiled.rules.best(octets, text)
             if best < 0:
                 return _ALLOWED_NO_MATCH
             allowed = _matcher.candidate_allows(best)
             index = _matcher.candidate_index(best)
         else:
             octets = _matcher.path_1994(path)
-            if _matcher.is_robots_txt(octets):
+            if _matcher.is_robots_txt(octets.decode("latin-1")):
                 return _ALLOWED_ROBOTS_TXT
             if not compiled.groups:
                 return _ALLOWED_NO_GROUP
