@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["CacheEntry", "MemoryCache", "RobotsCache"]
 
 
-@dataclass(frozen=True)
+# slots: no per-entry __dict__ (about 100 bytes less per cached origin).
+@dataclass(frozen=True, slots=True)
 class CacheEntry:
     """One origin's robots.txt verdict.
 
