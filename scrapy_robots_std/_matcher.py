@@ -305,23 +305,18 @@ class RuleSet:
 
     def __init__(
         self,
-        patterns: list[bytes],
-        candidates: list[int],
+        plain: dict[bytes, int],
+        special: dict[bytes, int],
         shared: PatternTable | None = None,
     ) -> None:
-        best = best_of(patterns, candidates)
-        text = b"\n".join(best)
-        special = text.find(b"*") >= 0 or text.find(b"$") >= 0
-        if special:
-            plain = {p: c for p, c in best.items() if is_plain_rfc9309(p)}
-        self.patterns, self.values, self.parents = _prefix_tables(
-            plain if special else best, shared
-        )
+        """``plain``: plain prefixes; ``special``: the other patterns (see
+        :func:`best_of` for both)."""
+        self.patterns, self.values, self.parents = _prefix_tables(plain, shared)
         self.exact: dict[bytes, int] | None = None
         self.by_last_octet: dict[int, _Wildcards] | None = None
         self.wildcards: _Wildcards | None = None
         if special:
-            self._file_special(best)
+            self._file_special(special)
 
     def _file_special(self, best: dict[bytes, int]) -> None:
         exact: dict[bytes, int] = {}

@@ -347,6 +347,14 @@ class Parsed:
             return (None, None)
         return extras.get(group, (None, None))
 
+    def without_notes(self) -> Parsed:
+        """A copy sharing every table but the diagnostics."""
+        copy = Parsed.__new__(Parsed)
+        for name in Parsed.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.note_text = None
+        return copy
+
     def line(self, index: int) -> int:
         return self.rules[index] >> LINE_SHIFT
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from array import array
 from dataclasses import dataclass
+from itertools import compress, filterfalse
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std import _matcher, _parser
@@ -26,7 +27,12 @@ REASON_ROBOTS_TXT = "robots-txt"
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
 _LINE_SHIFT = _parser.LINE_SHIFT
+_PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
+_INDEX_BITS = _matcher.INDEX_BITS
+_LINE_MAX = _matcher.LINE_MAX
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
+# A pattern (one per line) with a "*" or a final "$": not a plain prefix.
+_SPECIAL_RE = re.compile(rb"^[^\n]*(?:\*[^\n]*|\$)$", re.MULTILINE)
 _TOKEN_CACHE_LIMIT = 32
 
 
@@ -143,6 +149,14 @@ class RobotsTxt:
     @property
     def truncated(self) -> bool:
         return self._parsed.truncated
+
+    def without_diagnostics(self) -> RobotsTxt:
+        """The same rules without the diagnostics, for a long-lived cache.
+
+        Every answer is the same except ``diagnostics`` (empty).  The tables are
+        shared, not copied; the per-token indexes are not (the copy builds its own).
+        """
+        return RobotsTxt(self._parsed.without_notes(), self.standard)
 
     def allowed(self, url: str, token: str) -> bool:
         if self.standard != RFC9309:
@@ -289,7 +303,7 @@ class RobotsTxt:
             if rfc9309
             else _matcher.normalize_1994,
             # 1994 has no special characters: every pattern is a prefix.
-            is_plain=_matcher.is_plain_rfc9309 if rfc9309 else bool,
+            special=rfc9309 and (values.find(b"*") >= 0 or values.find(b"$") >= 0),
         )
         self._parsed.rule_values = table
         return table
@@ -317,25 +331,41 @@ class RobotsTxt:
         # An empty pattern matches with priority 0: it never decides.
         indexes = [index for index in indexes if patterns[ids[index]]]
         mine = [patterns[ids[index]] for index in indexes]
-        candidate = _matcher.candidate
+        # _matcher.candidate() inlined: this runs for every rule of the group.
         candidates = [
-            candidate(
-                len(pattern), rules[index] & 1, rules[index] >> _LINE_SHIFT, index
-            )
+            len(pattern) << _PRIORITY_SHIFT
+            | (rules[index] & 1) << _ALLOW_SHIFT
+            | (_LINE_MAX - (rules[index] >> _LINE_SHIFT)) << _INDEX_BITS
+            | index
             for pattern, index in zip(mine, indexes, strict=True)
         ]
+        # The table knows which patterns are plain prefixes: the first ones.
+        count = len(table.plain)
+        is_plain = [ids[index] < count for index in indexes]
+        plain = _matcher.best_of(
+            list(compress(mine, is_plain)), list(compress(candidates, is_plain))
+        )
+        if not all(is_plain):
+            is_other = [not flag for flag in is_plain]
+            other = list(compress(mine, is_other))
+            other_candidates = list(compress(candidates, is_other))
+        else:
+            other, other_candidates = [], []
         if b"\n".join(mine).find(b"/index.htm") >= 0:
-            for pattern, value in zip(list(mine), list(candidates), strict=True):
+            for pattern, value in zip(mine, candidates, strict=True):
+                if pattern.find(b"/index.htm") < 0:
+                    continue
                 directory = _index_html_directory(pattern)
                 if directory is not None and _matcher.candidate_allows(value):
                     index = _matcher.candidate_index(value)
-                    mine.append(directory)
+                    other.append(directory)
                     line = parsed.line(index)
-                    candidates.append(
+                    other_candidates.append(
                         _matcher.candidate(len(directory), 1, line, index)
                     )
+        special = _matcher.best_of(other, other_candidates)
         numbers = tuple(group.number for group in chosen)
-        return _Compiled(token, numbers, _matcher.RuleSet(mine, candidates, table))
+        return _Compiled(token, numbers, _matcher.RuleSet(plain, special, table))
 
     def _compile_1994(self, token: str, robot: str) -> _Compiled:
         # A record is user-agent lines *followed by rule lines*: a block of
@@ -386,9 +416,13 @@ def _pattern_table(
     *,
     unchanged: bool,
     normalize: Callable[[bytes], bytes],
-    is_plain: Callable[[bytes], bool],
+    special: bool,
 ) -> _matcher.PatternTable:
-    """Each distinct pattern once; the written form kept only where it differs."""
+    """Each distinct pattern once; the written form kept only where it differs.
+
+    ``special``: some value may hold ``*`` or ``$`` (rfc9309), which makes it
+    something else than a plain prefix.
+    """
     written: dict[int, bytes] | None = None
     if not unchanged:
         normalized = [normalize(value) for value in values]
@@ -399,11 +433,22 @@ def _pattern_table(
         }
         values = normalized
     distinct = dict.fromkeys(values)
-    plain = sorted(pattern for pattern in distinct if is_plain(pattern))
-    other = [pattern for pattern in distinct if not is_plain(pattern)]
-    number = {pattern: index for index, pattern in enumerate([*plain, *other])}
+    empty = b"" in distinct
+    distinct.pop(b"", None)
+    other = []
+    if special:
+        # One regex pass over all patterns, not a call per pattern.
+        specials = set(_SPECIAL_RE.findall(b"\n".join(distinct)))
+        other = list(filter(specials.__contains__, distinct))
+        plain = sorted(filterfalse(specials.__contains__, distinct))
+    else:
+        plain = sorted(distinct)
+    if empty:
+        other.append(b"")
+    order = [*plain, *other]
+    number = dict(zip(order, range(len(order)), strict=True))
     typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
-    ids = array(typecode, [number[value] for value in values])
+    ids = array(typecode, map(number.__getitem__, values))
     return _matcher.PatternTable(tuple(plain), tuple(other), ids, written or None)
 
 

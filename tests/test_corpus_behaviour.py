@@ -9,7 +9,7 @@ with the deciding rule (line, directive, pattern, agents) and ``explain()``.
 Tokens are interleaved per URL so the per-token index is built, evicted and
 rebuilt as a crawl with several user agents would; the diagnostics are asked for
 again after all queries, and through the ``StdRobotParser`` the ``robots_parsed``
-signal carries.
+signal carries.  ``RobotsTxt.without_diagnostics()`` must answer the same, notes aside.
 
 The digests in ``tests/data/corpus_behaviour.json`` were written by the code
 before the memory work (git 4c8e289). A deliberate behaviour change rewrites
@@ -91,14 +91,18 @@ def _per_token(robots: RobotsTxt, token: str) -> str:
 
 def transcript(name: str, body: bytes, standard: str) -> list[str]:
     """Everything the API answers for one body, one line per answer."""
+    return _answers(name, RobotsTxt.parse(body, standard))
+
+
+def _answers(name: str, robots: RobotsTxt, *, notes: bool = True) -> list[str]:
     from scrapy_robots_std.scrapy_parser import StdRobotParser
 
-    robots = RobotsTxt.parse(body, standard)
-    tokens = TOKENS[standard]
+    tokens = TOKENS[robots.standard]
+    diagnostics = robots.diagnostics if notes else ()
     out = [
         repr(robots),
         f"truncated={robots.truncated} sitemaps={robots.sitemaps!r}",
-        *(f"{d.line} {d.kind} {d.message} | {d}" for d in robots.diagnostics),
+        *(f"{d.line} {d.kind} {d.message} | {d}" for d in diagnostics),
     ]
     out += [_per_token(robots, token) for token in tokens]
     host = name.replace("_443", ":443")
@@ -114,10 +118,13 @@ def transcript(name: str, body: bytes, standard: str) -> list[str]:
     out += [_per_token(robots, token) for token in reversed(tokens)]
     # Diagnostics again, after the per-token indexes were built, and through the
     # object the robots_parsed signal sends.
-    out += [f"{d.line} {d.kind} {d.message}" for d in robots.diagnostics]
+    out += (
+        [f"{d.line} {d.kind} {d.message}" for d in robots.diagnostics] if notes else []
+    )
     adapter = StdRobotParser.from_robots(robots)
     out.append(f"adapter sitemaps={adapter.sitemaps!r} standard={adapter.standard}")
-    out += [f"{d.line} {d.kind}" for d in adapter.robots.diagnostics]
+    if notes:
+        out += [f"{d.line} {d.kind}" for d in adapter.robots.diagnostics]
     return out
 
 
@@ -144,6 +151,22 @@ def test_every_corpus_answer_is_unchanged() -> None:
     assert len(bodies) == len(expected) == 4231
     changed = [name for name, body in bodies if digest(name, body) != expected[name]]
     assert not changed, f"{len(changed)} files answer differently: {changed[:20]}"
+
+
+@pytest.mark.parametrize("standard", ["rfc9309", "1994"])
+def test_copy_without_diagnostics_answers_the_same(standard: str) -> None:
+    # What a long-lived cache may keep: every 5th file, the copy made before
+    # and after the original answered (tables shared or not yet built).
+    for name, body in _bodies()[::5]:
+        robots = RobotsTxt.parse(body, standard)
+        before = robots.without_diagnostics()
+        expected = _answers(name, robots)
+        after = robots.without_diagnostics()
+        quiet = _answers(name, robots, notes=False)
+        assert _answers(name, before, notes=False) == quiet, name
+        assert _answers(name, after, notes=False) == quiet, name
+        assert before.diagnostics == after.diagnostics == ()
+        assert _answers(name, robots) == expected, name  # the original keeps its notes
 
 
 def _write() -> None:
