@@ -64,20 +64,25 @@ def _rfc_escape(match: re.Match[bytes]) -> bytes:
     return b"%" + hex_digits.upper()
 
 
-def normalize_rfc9309(value: bytes) -> str:
+# Patterns and paths are compared as bytes: a bytes object costs 16 bytes less
+# than a str in CPython 3.11, and a crawl keeps thousands of patterns.
+
+
+def normalize_rfc9309(value: bytes) -> bytes:
     """Canonical percent-encoding (RFC 3986 6.2.2): the form both sides are compared in.
 
     ``%XX`` of an unreserved character is decoded, other ``%xx`` get upper-case
     hex, and octets outside ASCII are percent-encoded.  ``%2F`` stays ``%2F``.
+    A value that needs no change is returned as is (the same object).
     """
-    if b"%" not in value and value.isascii():
-        return value.decode("ascii")
-    return _PERCENT_OR_HIGH_RE.sub(_rfc_escape, value).decode("ascii")
+    if value.find(b"%") < 0 and value.isascii():
+        return value
+    return _PERCENT_OR_HIGH_RE.sub(_rfc_escape, value)
 
 
-def path_rfc9309(path: str) -> str:
+def path_rfc9309(path: str) -> bytes:
     if "%" not in path and path.isascii():
-        return path
+        return path.encode()
     return normalize_rfc9309(path.encode("utf-8", "surrogatepass"))
 
 
@@ -88,25 +93,24 @@ def _decode_1994(match: re.Match[bytes]) -> bytes:
     return bytes((octet,))
 
 
-def normalize_1994(value: bytes) -> str:
+def normalize_1994(value: bytes) -> bytes:
     """1994: ``%XX`` is decoded before comparing, except ``%2F``.
 
-    The result holds one character per octet (latin-1), so comparing strings
-    compares octets.
+    A value without ``%`` is returned as is (the same object).
     """
-    if b"%" in value:
-        value = _PERCENT_RE.sub(_decode_1994, value)
-    return value.decode("latin-1")
+    if value.find(b"%") >= 0:
+        return _PERCENT_RE.sub(_decode_1994, value)
+    return value
 
 
-def path_1994(path: str) -> str:
+def path_1994(path: str) -> bytes:
     if "%" not in path and path.isascii():
-        return path
+        return path.encode()
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
 
 
 def is_robots_txt(path: str) -> bool:
-    """RFC 9309 2.2.2: /robots.txt itself is always allowed."""
+    """RFC 9309 2.2.2: /robots.txt itself is always allowed (``path`` normalized)."""
     return path.startswith("/robots.txt") and (len(path) == 11 or path[11] == "?")
 
 
@@ -139,8 +143,10 @@ def candidate_index(value: int) -> int:
     return value & INDEX_MASK
 
 
-def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool:
-    """Match ``segments`` (a pattern split at ``*``) from the start of path."""
+def wildcard_match(path: bytes, pattern: bytes) -> bool:
+    """Match a pattern holding ``*`` (and maybe a final ``$``) from the start of path."""
+    anchored = pattern[-1] == 0x24  # "$"
+    segments = (pattern[:-1] if anchored else pattern).split(b"*")
     first = segments[0]
     if not path.startswith(first):
         return False
@@ -157,10 +163,81 @@ def wildcard_match(path: str, segments: tuple[str, ...], anchored: bool) -> bool
     return path.find(tail, position) >= 0
 
 
-# (candidate, lead, needle, segments, anchored): ``needle`` is the longest
-# literal piece, which must occur in any path the pattern matches, and
-# ``lead`` its first character - a one-character search is the cheapest test.
-_Wildcard = tuple[int, str, str, tuple[str, ...], bool]
+# Wildcard patterns, best candidate first, as three parallel sequences:
+# (candidates, needles, patterns).  A ``needle`` is the pattern's longest literal
+# piece, which must occur in any path the pattern matches: a cheap test first.
+_Wildcards = tuple["array[int]", tuple[str, ...], tuple[bytes, ...]]
+
+_NO_VALUES = array("q")
+_NO_PARENTS = array("h")
+
+
+class PatternTable:
+    """A file's rule patterns once a query needs them (built by ``_robots``).
+
+    Each distinct pattern is kept once, in the form paths are compared in:
+    ``plain`` holds the plain prefixes, sorted, ``other`` the rest; rule ``i``'s
+    pattern is number ``ids[i]`` of ``plain + other``.  ``written`` maps the few
+    rules whose value as written differs from that form to the written bytes.
+    The per-token indexes point at these same objects, and one that needs every
+    plain prefix of the file shares the sorted tuple and its parent links.
+    """
+
+    __slots__ = ("_parents", "ids", "other", "plain", "written")
+
+    def __init__(
+        self,
+        plain: tuple[bytes, ...],
+        other: tuple[bytes, ...],
+        ids: array[int],
+        written: dict[int, bytes] | None,
+    ) -> None:
+        self.plain = plain
+        self.other = other
+        self.ids = ids
+        self.written = written
+        self._parents: array[int] | None = None
+
+    def patterns(self) -> tuple[bytes, ...]:
+        """All distinct patterns, by number."""
+        return self.plain + self.other
+
+    def value(self, index: int) -> bytes:
+        """Rule ``index``'s pattern as written."""
+        written = self.written
+        if written is not None and index in written:
+            return written[index]
+        number = self.ids[index]
+        plain = self.plain
+        return plain[number] if number < len(plain) else self.other[number - len(plain)]
+
+    def plain_parents(self) -> array[int]:
+        parents = self._parents
+        if parents is None:
+            parents = self._parents = _parents_array(self.plain)
+        return parents
+
+
+def _parents_array(patterns: tuple[bytes, ...]) -> array[int]:
+    typecode = "h" if len(patterns) < 0x8000 else "i"
+    return array(typecode, _parents(patterns))
+
+
+def _prefix_tables(
+    best_of: dict[bytes, int], shared: PatternTable | None
+) -> tuple[tuple[bytes, ...], array[int], array[int]]:
+    """Sorted patterns, their values, and the index of each one's longest prefix."""
+    if not best_of:
+        return (), _NO_VALUES, _NO_PARENTS
+    if shared is not None and len(best_of) == len(shared.plain):
+        # Every plain prefix of the file (they come from it): share the tables.
+        patterns = shared.plain
+        parents = shared.plain_parents()
+    else:
+        patterns = tuple(sorted(best_of))
+        parents = _parents_array(patterns)
+    # Arrays, not lists of int objects: a crawl keeps thousands of these.
+    return patterns, array("q", map(best_of.__getitem__, patterns)), parents
 
 
 class PrefixIndex:
@@ -173,22 +250,12 @@ class PrefixIndex:
 
     __slots__ = ("parents", "patterns", "values")
 
-    def __init__(self, best_of: dict[str, int]) -> None:
-        self.patterns = patterns = sorted(best_of)
-        # Arrays, not lists of int objects: a crawl keeps thousands of these.
-        self.values = array("q", map(best_of.__getitem__, patterns))
-        self.parents = array("i", _parents(patterns))
+    def __init__(
+        self, best_of: dict[bytes, int], shared: PatternTable | None = None
+    ) -> None:
+        self.patterns, self.values, self.parents = _prefix_tables(best_of, shared)
 
-    def longest(self, path: str) -> int:
-        """The value of the longest pattern that starts ``path``, or -1."""
-        patterns = self.patterns
-        index = bisect_right(patterns, path) - 1
-        parents = self.parents
-        while index >= 0 and not path.startswith(patterns[index]):
-            index = parents[index]
-        return self.values[index] if index >= 0 else -1
-
-    def highest(self, path: str) -> int:
+    def highest(self, path: bytes) -> int:
         """The highest value among all patterns that start ``path``, or -1."""
         patterns = self.patterns
         values = self.values
@@ -202,7 +269,7 @@ class PrefixIndex:
         return best
 
 
-def best_of(patterns: list[str], candidates: list[int]) -> dict[str, int]:
+def best_of(patterns: list[bytes], candidates: list[int]) -> dict[bytes, int]:
     """Each distinct pattern with its highest candidate (the only one that can win)."""
     found = dict(zip(patterns, candidates, strict=True))
     if len(found) < len(patterns):
@@ -211,83 +278,114 @@ def best_of(patterns: list[str], candidates: list[int]) -> dict[str, int]:
     return found
 
 
+def _wildcards(entries: list[tuple[int, str, bytes]]) -> _Wildcards:
+    entries.sort(reverse=True)  # candidates are distinct: never compares further
+    return (
+        array("q", [entry[0] for entry in entries]),
+        tuple(entry[1] for entry in entries),
+        tuple(entry[2] for entry in entries),
+    )
+
+
 class RuleSet:
     """The rules that apply to one token (rfc9309), compiled for longest-match.
 
-    * plain prefixes: a :class:`PrefixIndex`;
+    * plain prefixes: sorted ``patterns`` with their ``values`` and ``parents``
+      (as in :class:`PrefixIndex`, inlined: this is every request's path);
     * ``$``-anchored patterns without ``*``: a dict, exact lookup;
     * wildcard patterns ending in ``$`` and a literal: filed under that last
-      character, so only those that can end like the path are tried;
+      octet, so only those that can end like the path are tried;
     * other wildcard patterns: tried in order, best candidate first, only while
       they could still beat the best match so far.
+
+    The tables that a file does not need are None.
     """
 
-    __slots__ = ("by_last_char", "exact", "plain", "wildcards")
+    __slots__ = ("by_last_octet", "exact", "parents", "patterns", "values", "wildcards")
 
-    def __init__(self, patterns: list[str], candidates: list[int]) -> None:
-        best = best_of(patterns, candidates)
-        text = "\n".join(best)
-        special = "*" in text or "$" in text
+    def __init__(
+        self,
+        plain: dict[bytes, int],
+        special: dict[bytes, int],
+        shared: PatternTable | None = None,
+    ) -> None:
+        """``plain``: plain prefixes; ``special``: the other patterns (see
+        :func:`best_of` for both)."""
+        self.patterns, self.values, self.parents = _prefix_tables(plain, shared)
+        self.exact: dict[bytes, int] | None = None
+        self.by_last_octet: dict[int, _Wildcards] | None = None
+        self.wildcards: _Wildcards | None = None
         if special:
-            plain = {p: c for p, c in best.items() if "*" not in p and p[-1] != "$"}
-        self.plain = PrefixIndex(plain if special else best)
-        self.exact: dict[str, int] = {}
-        self.by_last_char: dict[str, list[_Wildcard]] = {}
-        self.wildcards: list[_Wildcard] = []
-        if special:
-            self._file_special(best)
+            self._file_special(special)
 
-    def _file_special(self, best: dict[str, int]) -> None:
-        by_last_char = self.by_last_char
+    def _file_special(self, best: dict[bytes, int]) -> None:
+        exact: dict[bytes, int] = {}
+        by_last_octet: dict[int, list[tuple[int, str, bytes]]] = {}
+        wildcards: list[tuple[int, str, bytes]] = []
         for pattern, value in best.items():
-            anchored = pattern.endswith("$")
-            if "*" not in pattern:
+            anchored = pattern.endswith(b"$")
+            if pattern.find(b"*") < 0:
                 if anchored:
-                    self.exact[pattern[:-1]] = value
+                    exact[pattern[:-1]] = value
                 continue
-            segments = tuple((pattern[:-1] if anchored else pattern).split("*"))
-            needle = max(segments, key=len)
-            entry = (value, needle[:1], needle, segments, anchored)
+            segments = (pattern[:-1] if anchored else pattern).split(b"*")
+            # The needle is text: "in" on bytes first tries the needle as an int.
+            entry = (value, max(segments, key=len).decode("latin-1"), pattern)
             if anchored and segments[-1]:
-                by_last_char.setdefault(segments[-1][-1], []).append(entry)
+                by_last_octet.setdefault(segments[-1][-1], []).append(entry)
             else:
-                self.wildcards.append(entry)
-        for group in by_last_char.values():
-            group.sort(reverse=True)
-        self.wildcards.sort(reverse=True)
+                wildcards.append(entry)
+        self.exact = exact or None
+        if by_last_octet:
+            self.by_last_octet = {
+                octet: _wildcards(entries) for octet, entries in by_last_octet.items()
+            }
+        if wildcards:
+            self.wildcards = _wildcards(wildcards)
 
-    def best(self, path: str) -> int:
-        """The deciding candidate for ``path``, or -1 when no rule matches."""
-        best = self.plain.longest(path)
-        if self.exact:
+    def best(self, path: bytes, text: str) -> int:
+        """The deciding candidate for ``path``, or -1 when no rule matches.
+
+        ``text`` is the same path as a str: ``in`` is fast on text only.
+        """
+        patterns = self.patterns
+        index = bisect_right(patterns, path) - 1
+        if index >= 0:
+            parents = self.parents
+            while index >= 0 and not path.startswith(patterns[index]):
+                index = parents[index]
+        best = self.values[index] if index >= 0 else -1
+        if self.exact is not None:
             best = max(best, self.exact.get(path, -1))
         # The two wildcard scans below are the same loop, written out twice:
         # this is the hot path of every request, and a shared helper costs a
-        # call each (about 0.2 us).  On a long path a missing literal costs a
-        # full scan, so a one-character search (memchr) rejects first.
+        # call each (about 0.2 us).  Only the needles are read until one is
+        # found: best first, the first full match decides, and on real files
+        # nearly every wildcard could beat the plain match, so checking each
+        # one's value on the way would only slow the loop.  On a long path a
+        # missing literal costs a full scan, so a one-character search
+        # (memchr) rejects first.
         long_path = len(path) > _LONG_PATH
-        if self.by_last_char:
-            for value, lead, needle, segments, anchored in self.by_last_char.get(
-                path[-1], ()
-            ):
-                if value <= best:
-                    break
+        if self.by_last_octet is not None:
+            tables = self.by_last_octet.get(path[-1])
+            if tables is not None and tables[0][0] > best:
+                for index, needle in enumerate(tables[1]):
+                    if (
+                        (not long_path or needle[:1] in text)
+                        and needle in text
+                        and wildcard_match(path, tables[2][index])
+                    ):
+                        best = max(best, tables[0][index])
+                        break
+        tables = self.wildcards
+        if tables is not None and tables[0][0] > best:
+            for index, needle in enumerate(tables[1]):
                 if (
-                    (not long_path or lead in path)
-                    and needle in path
-                    and wildcard_match(path, segments, anchored)
+                    (not long_path or needle[:1] in text)
+                    and needle in text
+                    and wildcard_match(path, tables[2][index])
                 ):
-                    best = value
-                    break
-        for value, lead, needle, segments, anchored in self.wildcards:
-            if value <= best:
-                break
-            if (
-                (not long_path or lead in path)
-                and needle in path
-                and wildcard_match(path, segments, anchored)
-            ):
-                return value
+                    return max(best, tables[0][index])
         return best
 
 
@@ -295,16 +393,22 @@ _LONG_PATH = 256
 _second = itemgetter(1)
 
 
-def _parents(patterns: list[str]) -> list[int]:
+def is_plain_rfc9309(pattern: bytes) -> bool:
+    """A non-empty pattern without ``*`` or a final ``$``: a prefix to compare."""
+    # (bytes.find, not "in": "in" on bytes first tries its operand as an int.)
+    return bool(pattern) and pattern.find(b"*") < 0 and pattern[-1] != 0x24
+
+
+def _parents(patterns: tuple[bytes, ...]) -> list[int]:
     """For each sorted pattern, the index of its longest proper prefix in the list."""
     parents: list[int] = []
     append = parents.append
     stack = [-1]
-    top = ""  # the pattern at the top of the stack; "" never stops the walk
+    top = b""  # the pattern at the top of the stack; b"" never stops the walk
     for index, pattern in enumerate(patterns):
         while top and not pattern.startswith(top):
             stack.pop()
-            top = patterns[stack[-1]] if stack[-1] >= 0 else ""
+            top = patterns[stack[-1]] if stack[-1] >= 0 else b""
         append(stack[-1])
         stack.append(index)
         top = pattern

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import threading
 from array import array
 from bisect import bisect_right
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from scrapy_robots_std._matcher import PatternTable
 
 RFC9309 = "rfc9309"
 STD1994 = "1994"
@@ -34,9 +37,13 @@ MAX_LINE_BYTES = 16_663
 #: every line, and a crawl may hold thousands of parsed files.
 MAX_NOTES = 1_000
 
-# Rule kinds: bit 0 of ``Parsed.rule_codes`` (the other bits: the spelling id).
+# Rule kinds: bit 0 of a rule's code (the other bits: the spelling id).
 DISALLOW = 0
 ALLOW = 1
+# ``Parsed.rules`` packs each rule's line and code in 32 bits: a 512,000-byte
+# body has fewer than 2**19 lines, and codes stay below 2**13 (_SPELLING_LIMIT).
+LINE_SHIFT = 13
+CODE_MASK = (1 << LINE_SHIFT) - 1
 
 # Diagnostic kinds: (name, message template).
 _NOTES = (
@@ -85,40 +92,62 @@ class Diagnostic:
         return f"line {self.line}: {self.message}"
 
 
-class Group:
+class Group(NamedTuple):
     """One group (rfc9309) or record (1994): its user-agent lines and rules.
 
-    The rules themselves live in the file-wide tables of :class:`Parsed`; a
-    group's rules are always one contiguous run ``start:end`` there, because a
-    group only ends where the next one starts.
+    A view made on demand from the compact tables of :class:`Parsed`.  The
+    group's rules are always one contiguous run ``start:end`` of the file-wide
+    rule tables, because a group only ends where the next one starts.
     """
 
-    __slots__ = (
-        "agents",
-        "crawl_delay",
-        "end",
-        "is_global",
-        "names",
-        "request_rate",
-        "start",
-    )
+    number: int
+    agents: tuple[str, ...]
+    start: int
+    end: int
+
+
+class _GroupDraft:
+    """A group while its lines are read; :meth:`Parsed.finish` packs it."""
+
+    __slots__ = ("agents", "crawl_delay", "end", "request_rate", "start")
 
     def __init__(self, start: int) -> None:
         self.agents: list[str] = []
-        self.names: list[str] = []
-        self.is_global = False
         self.start = start
         self.end = start
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
 
-    def add_agent(self, value: bytes, name: str | None) -> None:
-        """A user-agent line; ``name`` None for ``*``, "" when it names no one."""
-        self.agents.append(decode_text(value))
-        if name is None:
-            self.is_global = True
-        elif name and name not in self.names:
-            self.names.append(name)
+    def add_agent(self, value: bytes) -> None:
+        # Interned: "*" aside, a few agent names (Googlebot, Swiftbot, ...)
+        # recur in thousands of files; interned strings die with their users.
+        self.agents.append(sys.intern(decode_text(value)))
+
+
+# The whitespace bytes.isspace() and bytes.strip() know, as text.
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
+_AGENT_NAME_RE = re.compile(r"[A-Za-z_-]*")
+
+
+def agent_name_rfc9309(agent: str) -> str | None:
+    """What the reference compares of a user-agent value: its leading [A-Za-z_-]+.
+
+    None for the global group: ``*`` alone or followed by whitespace.  ``agent``
+    is the value as stored (decoded); its ASCII prefix is the bytes' prefix.
+    """
+    if agent[:1] == "*" and (len(agent) == 1 or agent[1] in _ASCII_SPACE):
+        return None
+    match = _AGENT_NAME_RE.match(agent)
+    assert match is not None  # the pattern matches the empty string
+    return match.group().lower()
+
+
+def agent_name_1994(agent: str) -> str | None:
+    """Agent value with version information (from ``/``) dropped; None for ``*``."""
+    name = agent.split("/", 1)[0].strip(_ASCII_SPACE)
+    if name == "*":
+        return None
+    return name.lower()
 
 
 class RequestRate(NamedTuple):
@@ -182,94 +211,179 @@ def _spelling_id(written: str, kind: int) -> int:
     return found
 
 
+class _NoteLog:
+    """Diagnostics as kind numbers; turned into text only when asked for."""
+
+    __slots__ = ("details", "dropped", "kinds", "lines")
+
+    def __init__(self) -> None:
+        self.lines = array("I")
+        self.kinds = array("B")
+        self.details: list[str] = []
+        self.dropped = 0
+
+    def text(self) -> str:
+        """All notes in one string: a crawl keeps thousands of parsed files.
+
+        The first line holds the number of notes not kept, then one line per
+        note: ``<line> <kind> <detail>`` (a detail comes from one line of the
+        body, so it never holds a line break).
+        """
+        records = [
+            f"{line} {kind} {detail}"
+            for line, kind, detail in zip(
+                self.lines, self.kinds, self.details, strict=True
+            )
+        ]
+        return "\n".join([str(self.dropped), *records])
+
+
+_NO_RULES = array("I")
+
+
 class Parsed:
     """Everything read from one body, in compact tables.
 
-    Rule ``i`` is at line ``rule_lines[i]``; ``rule_codes[i]`` holds its kind
-    (bit 0: allow) and the id of its key's spelling; its pattern is the
+    Rule ``i`` is at line ``rules[i] >> LINE_SHIFT``; ``rules[i] & CODE_MASK``
+    is its code: its kind (bit 0: allow) and the id of its key's spelling; its
+    pattern is the
     ``i``-th item of ``rule_values.split(b"\\n")`` (a value never holds a line
-    break).  Notes are kept as kind numbers and turned into text on demand.
+    break) until the first query replaces the bytes by a :class:`PatternTable`.
+
+    Groups: ``agents`` holds every group's user-agent values in file order and
+    ``group_bounds`` three numbers per group (its first agent, its first rule,
+    the rule after its last), then the number of agents.  ``group_extras`` maps
+    a group's number to its (Crawl-delay, Request-rate) when it has either.
     """
 
     __slots__ = (
-        "groups",
-        "note_details",
-        "note_kinds",
-        "note_lines",
-        "notes_dropped",
-        "rule_codes",
-        "rule_lines",
+        "agents",
+        "group_bounds",
+        "group_extras",
+        "note_text",
+        "notes",
         "rule_values",
-        "sitemaps",
+        "rules",
+        "sitemap_text",
         "truncated",
-        "value_offsets",
     )
 
     def __init__(self) -> None:
-        self.groups: list[Group] = []
-        self.rule_lines = array("i")
-        self.rule_codes = array("H")
-        self.rule_values: bytes = b""
-        self.sitemaps: list[str] = []
-        self.note_lines = array("i")
-        self.note_kinds = array("B")
-        self.note_details: list[str] = []
+        self.agents: tuple[str, ...] = ()
+        self.group_bounds: array[int] = _NO_RULES
+        self.group_extras: dict[int, tuple[float | None, RequestRate | None]] | None
+        self.group_extras = None
+        self.rules = array("I")
+        self.rule_values: bytes | PatternTable = b""
+        # Sitemap URLs joined by line breaks (a URL comes from one line).
+        self.sitemap_text: str | None = None
+        self.notes: _NoteLog | None = None  # while parsing
+        self.note_text: str | None = None  # see _NoteLog.text
         self.truncated = False
-        self.notes_dropped = 0
-        self.value_offsets: array[int] | None = None  # built on the first value()
 
     def note(
         self, line: int, kind: int, detail: str = "", *, always: bool = False
     ) -> None:
-        if len(self.note_lines) >= MAX_NOTES and not always:
-            self.notes_dropped += 1
+        notes = self.notes
+        if notes is None:
+            notes = self.notes = _NoteLog()
+        if len(notes.lines) >= MAX_NOTES and not always:
+            notes.dropped += 1
             return
-        self.note_lines.append(line)
-        self.note_kinds.append(kind)
-        self.note_details.append(detail)
+        notes.lines.append(line)
+        notes.kinds.append(kind)
+        notes.details.append(detail)
 
     def note_many(
         self, lines: list[int], kind: int, details: list[str] | None = None
     ) -> None:
-        room = max(0, MAX_NOTES - len(self.note_lines))
+        if not lines:
+            return
+        notes = self.notes
+        if notes is None:
+            notes = self.notes = _NoteLog()
+        room = max(0, MAX_NOTES - len(notes.lines))
         if len(lines) > room:
-            self.notes_dropped += len(lines) - room
+            notes.dropped += len(lines) - room
             lines = lines[:room]
             details = details[:room] if details is not None else None
-        self.note_lines.extend(lines)
-        self.note_kinds.extend(bytes((kind,)) * len(lines))
-        self.note_details.extend(details if details is not None else [""] * len(lines))
+        notes.lines.extend(lines)
+        notes.kinds.extend(bytes((kind,)) * len(lines))
+        notes.details.extend(details if details is not None else [""] * len(lines))
 
-    def value(self, index: int) -> bytes:
-        """Rule ``index``'s pattern as written, without splitting all of them."""
-        blob = self.rule_values
-        offsets = self.value_offsets
-        if offsets is None:
-            starts = [0]
-            position = blob.find(b"\n")
-            while position >= 0:
-                starts.append(position + 1)
-                position = blob.find(b"\n", position + 1)
-            starts.append(len(blob) + 1)
-            offsets = self.value_offsets = array("I", starts)
-        return blob[offsets[index] : offsets[index + 1] - 1]
+    def pack_groups(self, drafts: list[_GroupDraft]) -> None:
+        agents: list[str] = []
+        bounds: list[int] = []
+        extras = {}
+        for number, draft in enumerate(drafts):
+            bounds += (len(agents), draft.start, draft.end)
+            agents += draft.agents
+            if draft.crawl_delay is not None or draft.request_rate is not None:
+                extras[number] = (draft.crawl_delay, draft.request_rate)
+        if drafts:
+            bounds.append(len(agents))
+            wide = bounds[-2] > 0xFFFF or len(agents) > 0xFFFF
+            self.group_bounds = array("I" if wide else "H", bounds)
+        self.agents = tuple(agents)
+        self.group_extras = extras or None
 
-    def values(self) -> list[bytes]:
-        return self.rule_values.split(b"\n") if self.rule_lines else []
+    @property
+    def group_count(self) -> int:
+        return len(self.group_bounds) // 3
+
+    def groups(self) -> list[Group]:
+        bounds = self.group_bounds
+        agents = self.agents
+        return [
+            Group(
+                number, agents[bounds[i] : bounds[i + 3]], bounds[i + 1], bounds[i + 2]
+            )
+            for number, i in enumerate(range(0, len(bounds) - 1, 3))
+        ]
+
+    def extras(self, group: int) -> tuple[float | None, RequestRate | None]:
+        extras = self.group_extras
+        if extras is None:
+            return (None, None)
+        return extras.get(group, (None, None))
+
+    def without_notes(self) -> Parsed:
+        """A copy sharing every table but the diagnostics."""
+        copy = Parsed.__new__(Parsed)
+        for name in Parsed.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.note_text = None
+        return copy
+
+    def line(self, index: int) -> int:
+        return self.rules[index] >> LINE_SHIFT
+
+    def code(self, index: int) -> int:
+        return self.rules[index] & CODE_MASK
 
     def directive(self, index: int) -> str:
-        return _SPELLINGS[self.rule_codes[index] >> 1]
+        return _SPELLINGS[self.code(index) >> 1]
+
+    @property
+    def sitemaps(self) -> tuple[str, ...]:
+        text = self.sitemap_text
+        return () if text is None else tuple(text.split("\n"))
 
     def diagnostics(self) -> list[Diagnostic]:
-        notes = sorted(
-            zip(self.note_lines, self.note_kinds, self.note_details, strict=True)
-        )
+        if self.note_text is None:
+            return []
+        dropped, *records = self.note_text.split("\n")
+        notes = []
+        for record in records:
+            line, kind, detail = record.split(" ", 2)
+            notes.append((int(line), int(kind), detail))
+        notes.sort()
         found = [
             Diagnostic(line, _NOTE_KINDS[kind], _NOTE_TEXT[kind].format(detail))
             for line, kind, detail in notes
         ]
-        if self.notes_dropped:
-            text = f"{self.notes_dropped} more notes not kept (at most {MAX_NOTES} are)"
+        if dropped != "0":
+            text = f"{dropped} more notes not kept (at most {MAX_NOTES} are)"
             found.append(Diagnostic(0, "notes-cut", text))
         return found
 
@@ -386,58 +500,36 @@ def _key_rfc9309(raw_key: bytes) -> _Key:
     return found
 
 
-_AGENT_NAME_RE = re.compile(rb"[A-Za-z_-]*")
-
-
-def agent_name_rfc9309(value: bytes) -> str | None:
-    """What the reference compares of a user-agent value: its leading [A-Za-z_-]+.
-
-    None for the global group: ``*`` alone or followed by whitespace.
-    """
-    if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
-        return None
-    match = _AGENT_NAME_RE.match(value)
-    assert match is not None  # the pattern matches the empty string
-    return match.group().decode("ascii").lower()
-
-
-def agent_name_1994(value: bytes) -> str | None:
-    """Agent value with version information (from ``/``) dropped; None for ``*``."""
-    name = value.split(b"/", 1)[0].strip()
-    if name == b"*":
-        return None
-    return decode_text(name).lower()
-
-
 class _Builder:
     """Assembles a :class:`Parsed` while lines are read, in file order."""
 
     def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
         self.values: list[bytes] = []
-        self.group: Group | None = None
+        self.groups: list[_GroupDraft] = []
+        self.group: _GroupDraft | None = None
+        self.sitemaps: list[str] = []
 
     def end_group(self) -> None:
         if self.group is not None:
             self.group.end = len(self.values)
         self.group = None
 
-    def user_agent(self, value: bytes, name: str | None) -> None:
+    def user_agent(self, value: bytes) -> None:
         group = self.group
         # Consecutive user-agent lines share one group; one that follows a
         # rule of the group starts the next group.
         if group is None or len(self.values) > group.start:
             self.end_group()
-            group = self.group = Group(len(self.values))
-            self.parsed.groups.append(group)
-        group.add_agent(value, name)
+            group = self.group = _GroupDraft(len(self.values))
+            self.groups.append(group)
+        group.add_agent(value)
 
     def rule(self, line: int, key: _Key, value: bytes) -> None:
         if self.group is None:
             self.parsed.note(line, OUTSIDE_GROUP, key.written)
             return
-        self.parsed.rule_lines.append(line)
-        self.parsed.rule_codes.append(key.code)
+        self.parsed.rules.append(line << LINE_SHIFT | key.code)
         self.values.append(value)
 
     def group_value(
@@ -460,8 +552,16 @@ class _Builder:
         self.end_group()
         parsed = self.parsed
         parsed.rule_values = b"\n".join(self.values)
+        parsed.pack_groups(self.groups)
+        if self.sitemaps:
+            parsed.sitemap_text = "\n".join(self.sitemaps)
+        if not parsed.rules:
+            parsed.rules = _NO_RULES
         if parsed.truncated:
             parsed.note(0, BODY_CUT, always=True)
+        if parsed.notes is not None:
+            parsed.note_text = parsed.notes.text()
+            parsed.notes = None
         return parsed
 
 
@@ -577,7 +677,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
         if key.type == _SITEMAP:
             value = _clean_value(values[i])
             if value:
-                parsed.sitemaps.append(decode_text(value))
+                builder.sitemaps.append(decode_text(value))
     # ": value" (an empty key) is ignored without a note, as in the reference.
     unknown = [i for i in special if keys[i].type == _UNKNOWN and keys[i].written]
     parsed.note_many(
@@ -593,9 +693,16 @@ def parse_rfc9309(body: bytes) -> Parsed:
 
     # Rules from the first user-agent line on, in file order, in the tables.
     is_rule = [key_type <= ALLOW for key_type in types[first:]]
-    parsed.rule_lines = array("i", compress(numbers[first:], is_rule))
-    parsed.rule_codes = array(
-        "H", [key.code for key in compress(keys[first:], is_rule)]
+    parsed.rules = array(
+        "I",
+        [
+            number << LINE_SHIFT | key.code
+            for number, key in zip(
+                compress(numbers[first:], is_rule),
+                compress(keys[first:], is_rule),
+                strict=True,
+            )
+        ],
     )
     rule_values = compress(values[first:], is_rule)
     if b"#" in text:
@@ -605,18 +712,17 @@ def parse_rfc9309(body: bytes) -> Parsed:
 
     # rules_before[i]: how many rules of the tables come before entry first + i.
     rules_before = list(accumulate(is_rule, initial=0))
-    group_of_agent: list[Group] = []
-    group: Group | None = None
+    group_of_agent: list[_GroupDraft] = []
+    group: _GroupDraft | None = None
     for i in agent_lines:
         position = rules_before[i - first]
         if group is None or position > group.start:
             # A user-agent line after a rule starts the next group.
             if group is not None:
                 group.end = position
-            group = Group(position)
-            parsed.groups.append(group)
-        value = _clean_value(values[i])
-        group.add_agent(value, agent_name_rfc9309(value))
+            group = _GroupDraft(position)
+            builder.groups.append(group)
+        group.add_agent(_clean_value(values[i]))
         group_of_agent.append(group)
 
     for i in special:
@@ -661,10 +767,10 @@ def parse_1994(body: bytes) -> Parsed:
             code = _spelling_id(written, key_type) << 1 | key_type
             builder.rule(line, _Key(key_type, written, False, code), value)
         elif key_type == _UA:
-            builder.user_agent(value, agent_name_1994(value))
+            builder.user_agent(value)
         elif key_type == _SITEMAP:
             if value:
-                parsed.sitemaps.append(decode_text(value))
+                builder.sitemaps.append(decode_text(value))
         else:
             parsed.note(line, UNKNOWN_FIELD, written)
     return builder.finish()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from itertools import compress, filterfalse
+from typing import TYPE_CHECKING
 
 from scrapy_robots_std import _matcher, _parser
 from scrapy_robots_std._parser import (
@@ -15,7 +17,7 @@ from scrapy_robots_std._parser import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable
 
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
@@ -24,7 +26,13 @@ REASON_ROBOTS_TXT = "robots-txt"
 
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
+_LINE_SHIFT = _parser.LINE_SHIFT
+_PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
+_INDEX_BITS = _matcher.INDEX_BITS
+_LINE_MAX = _matcher.LINE_MAX
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
+# A pattern (one per line) with a "*" or a final "$": not a plain prefix.
+_SPECIAL_RE = re.compile(rb"^[^\n]*(?:\*[^\n]*|\$)$", re.MULTILINE)
 _TOKEN_CACHE_LIMIT = 32
 
 
@@ -78,28 +86,38 @@ class Decision:
         return self.explain()
 
 
-class _Compiled(NamedTuple):
+class _Compiled:
     """What one token needs: its groups and their rules, ready to match."""
 
-    groups: tuple[_parser.Group, ...]
-    rules: _matcher.RuleSet | None = None  # rfc9309
-    # 1994: each pattern valued candidate(0, 0, line, rule index), so
-    # the highest value among the patterns that start a path is the first line.
-    prefixes: _matcher.PrefixIndex | None = None
+    __slots__ = ("groups", "prefixes", "rules", "token")
 
-
-_NO_GROUP = _Compiled(())
+    def __init__(
+        self,
+        token: str,
+        groups: tuple[int, ...] = (),
+        rules: _matcher.RuleSet | None = None,
+        prefixes: _matcher.PrefixIndex | None = None,
+    ) -> None:
+        self.token = token  # as the caller wrote it: the cache key
+        self.groups = groups  # group numbers
+        self.rules = rules  # rfc9309
+        # 1994: each pattern valued candidate(0, 0, line, rule index), so
+        # the highest value among the patterns that start a path is the first line.
+        self.prefixes = prefixes
 
 
 class RobotsTxt:
     """A parsed robots.txt body.  Immutable once parsed; safe to share."""
 
-    __slots__ = ("_compiled", "_parsed", "standard")
+    # A crawl asks with one token: the first token's index has its own slot,
+    # any other token's goes to a small dict made when a second token shows up.
+    __slots__ = ("_first", "_others", "_parsed", "standard")
 
     def __init__(self, parsed: _parser.Parsed, standard: str) -> None:
         self._parsed = parsed
         self.standard = standard
-        self._compiled: dict[str, _Compiled] = {}
+        self._first: _Compiled | None = None
+        self._others: dict[str, _Compiled] | None = None
 
     @classmethod
     def parse(
@@ -122,7 +140,7 @@ class RobotsTxt:
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
-        return tuple(self._parsed.sitemaps)
+        return self._parsed.sitemaps
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
@@ -132,11 +150,21 @@ class RobotsTxt:
     def truncated(self) -> bool:
         return self._parsed.truncated
 
+    def without_diagnostics(self) -> RobotsTxt:
+        """The same rules without the diagnostics, for a long-lived cache.
+
+        Every answer is the same except ``diagnostics`` (empty).  The tables are
+        shared, not copied; the per-token indexes are not (the copy builds its own).
+        """
+        return RobotsTxt(self._parsed.without_notes(), self.standard)
+
     def allowed(self, url: str, token: str) -> bool:
         if self.standard != RFC9309:
             return self._decide(url, token, with_rule=False).allowed
         # The hot path of a crawl: _decide() inlined, without building a Decision.
-        compiled = self._compiled.get(token) or self._compile(token)
+        compiled = self._first
+        if compiled is None or compiled.token != token:
+            compiled = self._compile(token)
         try:
             match = _HTTP_URL_RE.match(url)
         except TypeError:
@@ -145,17 +173,20 @@ class RobotsTxt:
             return self._decide(
                 url, token, with_rule=False
             ).allowed  # raises ValueError
+        rules = compiled.rules
+        if rules is None:
+            return True
         path = match.group(1)
         if path[:1] != "/":
             path = "/" + path
         if "%" in path or not path.isascii():
-            path = _matcher.path_rfc9309(path)
-        rules = compiled.rules
-        if rules is None or (
-            path.startswith("/robots.txt") and _matcher.is_robots_txt(path)
-        ):
+            octets = _matcher.path_rfc9309(path)
+            path = octets.decode("ascii")
+        else:
+            octets = path.encode()
+        if path.startswith("/robots.txt") and _matcher.is_robots_txt(path):
             return True
-        best = rules.best(path)
+        best = rules.best(octets, path)
         return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
 
     def decide(self, url: str, token: str) -> Decision:
@@ -163,171 +194,270 @@ class RobotsTxt:
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests asked of ``token``; None when not set (or 1994)."""
-        delays = [group.crawl_delay for group in self._groups_with_extras(token)]
+        extras = self._parsed.extras
+        delays = [extras(group)[0] for group in self._groups_with_extras(token)]
         return next((delay for delay in delays if delay is not None), None)
 
     def request_rate(self, token: str) -> RequestRate | None:
         """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
-        rates = [group.request_rate for group in self._groups_with_extras(token)]
+        extras = self._parsed.extras
+        rates = [extras(group)[1] for group in self._groups_with_extras(token)]
         return next((rate for rate in rates if rate is not None), None)
 
-    def _groups_with_extras(self, token: str) -> tuple[_parser.Group, ...]:
+    def _groups_with_extras(self, token: str) -> tuple[int, ...]:
         """The groups whose Crawl-delay / Request-rate apply: none in 1994 mode."""
         groups = self._compile(token).groups  # validates the token in both modes
         return groups if self.standard == RFC9309 else ()
 
     def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
         """The user-agent lines of every group that applies to ``token``."""
-        return tuple(tuple(group.agents) for group in self._compile(token).groups)
+        return tuple(self._agents(group) for group in self._compile(token).groups)
 
     def __repr__(self) -> str:
-        groups = len(self._parsed.groups)
+        groups = self._parsed.group_count
         return f"<RobotsTxt standard={self.standard} groups={groups}>"
 
     # -- machinery ------------------------------------------------------------
 
+    def _agents(self, group: int) -> tuple[str, ...]:
+        bounds = self._parsed.group_bounds
+        return self._parsed.agents[bounds[3 * group] : bounds[3 * group + 3]]
+
     def _decide(self, url: str, token: str, with_rule: bool) -> Decision:
-        compiled = self._compiled.get(token) or self._compile(token)
+        compiled = self._compile(token)
         path = _matcher.split_url(url)
         if self.standard == RFC9309:
-            path = _matcher.path_rfc9309(path)
-            if _matcher.is_robots_txt(path):
+            octets = _matcher.path_rfc9309(path)
+            text = octets.decode("ascii")
+            if _matcher.is_robots_txt(text):
                 return _ALLOWED_ROBOTS_TXT
             if compiled.rules is None:
                 return _ALLOWED_NO_GROUP
-            best = compiled.rules.best(path)
+            best = compiled.rules.best(octets, text)
             if best < 0:
                 return _ALLOWED_NO_MATCH
             allowed = _matcher.candidate_allows(best)
             index = _matcher.candidate_index(best)
         else:
-            path = _matcher.path_1994(path)
-            if _matcher.is_robots_txt(path):
+            octets = _matcher.path_1994(path)
+            if _matcher.is_robots_txt(octets.decode("latin-1")):
                 return _ALLOWED_ROBOTS_TXT
             if not compiled.groups:
                 return _ALLOWED_NO_GROUP
-            first = compiled.prefixes.highest(path) if compiled.prefixes else -1
+            first = compiled.prefixes.highest(octets) if compiled.prefixes else -1
             if first < 0:
                 return _ALLOWED_NO_MATCH
             index = _matcher.candidate_index(first)
-            allowed = self._parsed.rule_codes[index] & 1 == _parser.ALLOW
+            allowed = self._parsed.code(index) & 1 == _parser.ALLOW
         if not with_rule:
             return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
         return Decision(allowed, self._rule(index), REASON_RULE)
 
     def _rule(self, index: int) -> Rule:
         parsed = self._parsed
-        group = next(g for g in parsed.groups if g.start <= index < g.end)
-        code = parsed.rule_codes[index]
+        group = next(g for g in parsed.groups() if g.start <= index < g.end)
+        code = parsed.code(index)
         return Rule(
-            line=parsed.rule_lines[index],
+            line=parsed.line(index),
             directive=parsed.directive(index),
-            pattern=_parser.decode_text(parsed.value(index)),
+            pattern=_parser.decode_text(self._table().value(index)),
             allow=code & 1 == _parser.ALLOW,
-            agents=tuple(group.agents),
+            agents=group.agents,
         )
 
     def _compile(self, token: str) -> _Compiled:
-        compiled = self._compiled.get(token)
-        if compiled is not None:
-            return compiled
+        first = self._first
+        if first is not None and first.token == token:
+            return first
+        others = self._others
+        if others is not None:
+            found = others.get(token)
+            if found is not None:
+                return found
         if self.standard == RFC9309:
-            compiled = self._compile_rfc9309(_check_token_rfc9309(token))
+            compiled = self._compile_rfc9309(token, _check_token_rfc9309(token))
         else:
-            compiled = self._compile_1994(_check_token_1994(token))
-        if len(self._compiled) >= _TOKEN_CACHE_LIMIT:
-            self._compiled.clear()
-        self._compiled[token] = compiled
+            compiled = self._compile_1994(token, _check_token_1994(token))
+        if first is None:
+            self._first = compiled
+        else:
+            if others is None or len(others) >= _TOKEN_CACHE_LIMIT:
+                others = self._others = {}
+            others[token] = compiled
         return compiled
 
-    def _rules_of(
-        self, groups: tuple[_parser.Group, ...]
-    ) -> list[tuple[int, int, bytes]]:
-        """(rule index, code, pattern bytes) of the groups' rules, in file order."""
-        parsed = self._parsed
-        values = parsed.values()
-        codes = parsed.rule_codes
-        return [
-            (index, codes[index], values[index])
-            for g in groups
-            for index in range(g.start, g.end)
-        ]
+    def _table(self) -> _matcher.PatternTable:
+        """The rules' patterns, normalized for matching; built on the first query.
 
-    def _compile_rfc9309(self, name: str) -> _Compiled:
+        The bytes of all values are replaced by the table (one attribute, so a
+        thread that reads the bytes meanwhile still builds an equal table).
+        """
+        values = self._parsed.rule_values
+        if isinstance(values, _matcher.PatternTable):
+            return values
+        rfc9309 = self.standard == RFC9309
+        table = _pattern_table(
+            values.split(b"\n") if self._parsed.rules else [],
+            unchanged=values.isascii() and values.find(b"%") < 0,
+            normalize=_matcher.normalize_rfc9309
+            if rfc9309
+            else _matcher.normalize_1994,
+            # 1994 has no special characters: every pattern is a prefix.
+            special=rfc9309 and (values.find(b"*") >= 0 or values.find(b"$") >= 0),
+        )
+        self._parsed.rule_values = table
+        return table
+
+    def _compile_rfc9309(self, token: str, name: str) -> _Compiled:
         parsed = self._parsed
-        chosen = tuple(group for group in parsed.groups if name in group.names)
+        groups = parsed.groups()
+        names = [_group_names(group, _parser.agent_name_rfc9309) for group in groups]
+        chosen = tuple(
+            group for group, found in zip(groups, names, strict=True) if name in found
+        )
         if not chosen:
-            chosen = tuple(group for group in parsed.groups if group.is_global)
+            chosen = tuple(
+                group
+                for group, found in zip(groups, names, strict=True)
+                if None in found
+            )
         if not chosen:
-            return _NO_GROUP
-        patterns = _normalized_patterns(parsed)
-        lines = parsed.rule_lines
-        codes = parsed.rule_codes
-        if len(chosen) == 1:
-            indexes: Iterable[int] = range(chosen[0].start, chosen[0].end)
-        else:
-            indexes = [
-                index for group in chosen for index in range(group.start, group.end)
-            ]
+            return _Compiled(token)
+        table = self._table()
+        patterns = table.patterns()
+        ids = table.ids
+        rules = parsed.rules
+        indexes = [index for group in chosen for index in range(group.start, group.end)]
         # An empty pattern matches with priority 0: it never decides.
-        indexes = [index for index in indexes if patterns[index]]
-        mine = [patterns[index] for index in indexes]
-        candidate = _matcher.candidate
+        indexes = [index for index in indexes if patterns[ids[index]]]
+        mine = [patterns[ids[index]] for index in indexes]
+        # _matcher.candidate() inlined: this runs for every rule of the group.
         candidates = [
-            candidate(len(pattern), codes[index] & 1, lines[index], index)
+            len(pattern) << _PRIORITY_SHIFT
+            | (rules[index] & 1) << _ALLOW_SHIFT
+            | (_LINE_MAX - (rules[index] >> _LINE_SHIFT)) << _INDEX_BITS
+            | index
             for pattern, index in zip(mine, indexes, strict=True)
         ]
-        if "/index.htm" in "\n".join(mine):
-            for pattern, value in zip(list(mine), list(candidates), strict=True):
+        # The table knows which patterns are plain prefixes: the first ones.
+        count = len(table.plain)
+        is_plain = [ids[index] < count for index in indexes]
+        plain = _matcher.best_of(
+            list(compress(mine, is_plain)), list(compress(candidates, is_plain))
+        )
+        if not all(is_plain):
+            is_other = [not flag for flag in is_plain]
+            other = list(compress(mine, is_other))
+            other_candidates = list(compress(candidates, is_other))
+        else:
+            other, other_candidates = [], []
+        if b"\n".join(mine).find(b"/index.htm") >= 0:
+            for pattern, value in zip(mine, candidates, strict=True):
+                if pattern.find(b"/index.htm") < 0:
+                    continue
                 directory = _index_html_directory(pattern)
                 if directory is not None and _matcher.candidate_allows(value):
                     index = _matcher.candidate_index(value)
-                    mine.append(directory)
-                    candidates.append(
-                        _matcher.candidate(len(directory), 1, lines[index], index)
+                    other.append(directory)
+                    line = parsed.line(index)
+                    other_candidates.append(
+                        _matcher.candidate(len(directory), 1, line, index)
                     )
-        return _Compiled(chosen, _matcher.RuleSet(mine, candidates))
+        special = _matcher.best_of(other, other_candidates)
+        numbers = tuple(group.number for group in chosen)
+        return _Compiled(token, numbers, _matcher.RuleSet(plain, special, table))
 
-    def _compile_1994(self, robot: str) -> _Compiled:
+    def _compile_1994(self, token: str, robot: str) -> _Compiled:
         # A record is user-agent lines *followed by rule lines*: a block of
         # user-agent lines alone names nobody.
-        groups = [group for group in self._parsed.groups if group.end > group.start]
-        for group in groups:
-            if any(name and name in robot for name in group.names):
-                chosen: tuple[_parser.Group, ...] = (group,)
+        groups = [group for group in self._parsed.groups() if group.end > group.start]
+        chosen: _parser.Group | None = None
+        names = [_group_names(group, _parser.agent_name_1994) for group in groups]
+        for group, found in zip(groups, names, strict=True):
+            if any(name and name in robot for name in found):
+                chosen = group
                 break
         else:
-            chosen = next(((group,) for group in groups if group.is_global), ())
-        if not chosen:
-            return _NO_GROUP
+            chosen = next(
+                (
+                    group
+                    for group, found in zip(groups, names, strict=True)
+                    if None in found
+                ),
+                None,
+            )
+        if chosen is None:
+            return _Compiled(token)
         # An empty value matches nothing (an empty Disallow allows all).
-        parsed = self._parsed
-        values = parsed.values()
-        indexes = [
-            i for group in chosen for i in range(group.start, group.end) if values[i]
-        ]
-        patterns = [_matcher.normalize_1994(values[index]) for index in indexes]
+        table = self._table()
+        patterns = table.patterns()
+        ids = table.ids
+        indexes = [i for i in range(chosen.start, chosen.end) if patterns[ids[i]]]
+        mine = [patterns[ids[index]] for index in indexes]
         # Priority 0 and no allow bit: the earliest line is the highest value.
-        lines = parsed.rule_lines
-        firsts = [_matcher.candidate(0, 0, lines[index], index) for index in indexes]
-        prefixes = _matcher.PrefixIndex(_matcher.best_of(patterns, firsts))
-        return _Compiled(chosen, None, prefixes)
+        rules = self._parsed.rules
+        firsts = [
+            _matcher.candidate(0, 0, rules[index] >> _LINE_SHIFT, index)
+            for index in indexes
+        ]
+        prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts), table)
+        return _Compiled(token, (chosen.number,), None, prefixes)
 
 
-def _normalized_patterns(parsed: _parser.Parsed) -> list[str]:
-    """Every rule's pattern in the form paths are compared in."""
-    values = parsed.rule_values
-    if b"%" not in values and values.isascii():
-        return values.decode("ascii").split("\n") if parsed.rule_lines else []
-    return [_matcher.normalize_rfc9309(value) for value in parsed.values()]
+def _group_names(
+    group: _parser.Group, name_of: Callable[[str], str | None]
+) -> set[str | None]:
+    """The names a group's agents compare by; None stands for ``*``."""
+    return {name_of(agent) for agent in group.agents}
 
 
-def _index_html_directory(pattern: str) -> str | None:
+def _pattern_table(
+    values: list[bytes],
+    *,
+    unchanged: bool,
+    normalize: Callable[[bytes], bytes],
+    special: bool,
+) -> _matcher.PatternTable:
+    """Each distinct pattern once; the written form kept only where it differs.
+
+    ``special``: some value may hold ``*`` or ``$`` (rfc9309), which makes it
+    something else than a plain prefix.
+    """
+    written: dict[int, bytes] | None = None
+    if not unchanged:
+        normalized = [normalize(value) for value in values]
+        written = {
+            index: value
+            for index, (value, form) in enumerate(zip(values, normalized, strict=True))
+            if form is not value and form != value
+        }
+        values = normalized
+    distinct = dict.fromkeys(values)
+    empty = b"" in distinct
+    distinct.pop(b"", None)
+    other = []
+    if special:
+        # One regex pass over all patterns, not a call per pattern.
+        specials = set(_SPECIAL_RE.findall(b"\n".join(distinct)))
+        other = list(filter(specials.__contains__, distinct))
+        plain = sorted(filterfalse(specials.__contains__, distinct))
+    else:
+        plain = sorted(distinct)
+    if empty:
+        other.append(b"")
+    order = [*plain, *other]
+    number = dict(zip(order, range(len(order)), strict=True))
+    typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
+    ids = array(typecode, map(number.__getitem__, values))
+    return _matcher.PatternTable(tuple(plain), tuple(other), ids, written or None)
+
+
+def _index_html_directory(pattern: bytes) -> bytes | None:
     """``/dir/index.html`` also allows ``/dir/`` (the reference's HandleAllow)."""
-    slash = pattern.rfind("/")
-    if slash < 0 or not pattern.startswith("/index.htm", slash):
+    slash = pattern.rfind(b"/")
+    if slash < 0 or not pattern.startswith(b"/index.htm", slash):
         return None
-    return pattern[: slash + 1] + "$"
+    return pattern[: slash + 1] + b"$"
 
 
 def _check_token_rfc9309(token: str) -> str:

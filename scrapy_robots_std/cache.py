@@ -39,7 +39,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+# slots: no per-entry __dict__ (about 100 bytes less per cached origin).
+@dataclass(frozen=True, slots=True)
 class CacheEntry:
     """One origin's robots.txt verdict.
 
