@@ -120,9 +120,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if o in spider.first_scheduled
     ]
     pages_ok = [u for u, status in spider.pages.items() if status == 200]
-    healthy_pages = sum(
-        1 for u in pages_ok if spider._origin(u) not in spider.dead
-    )
+    healthy_pages = sum(1 for u in pages_ok if spider._origin(u) not in spider.dead)
     result: dict[str, Any] = {
         "way": args.way,
         "variant": site.variant,

@@ -41,8 +41,9 @@ class Table:
     def markdown(self) -> str:
         align = [":---", *["---:"] * (len(self.header) - 1)]
         lines = [f"**{self.title}**", ""]
-        for row in (self.header, align, *self.rows):
-            lines.append("| " + " | ".join(row) + " |")
+        lines += [
+            "| " + " | ".join(row) + " |" for row in (self.header, align, *self.rows)
+        ]
         if self.notes:
             lines.append("")
             lines += [f"* {n}" for n in self.notes]
@@ -109,14 +110,17 @@ def machine_lines() -> list[str]:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count() or 0
-    return [
+    machine = (
         f"machine: {platform.platform()}; CPU {_cpu_model()}; "
-        f"cpu_count {os.cpu_count()} (usable {usable})",
-        f"python: {platform.python_implementation()} {platform.python_version()}",
+        f"cpu_count {os.cpu_count()} (usable {usable})"
+    )
+    versions = (
         f"versions: scrapy {_pkg_version('scrapy')}, protego {_pkg_version('protego')}, "
         f"twisted {_pkg_version('twisted')}, scrapy-robots-std "
-        f"{_pkg_version('scrapy-robots-std')} (git {_git_describe()})",
-    ]
+        f"{_pkg_version('scrapy-robots-std')} (git {_git_describe()})"
+    )
+    python = f"python: {platform.python_implementation()} {platform.python_version()}"
+    return [machine, python, versions]
 
 
 def load_text(load: tuple[float, float, float]) -> str:

@@ -33,7 +33,11 @@ from benchmarks.crawl.report import Table, fmt, median, ratio
 from benchmarks.crawl.site import DEFAULT_CORPUS, REPO_ROOT, Judge, Site, build, host_of
 
 WAYS = ("off", "builtin", "ours")
-LABELS = {"off": "robots.txt off", "builtin": "built-in (Protego)", "ours": "scrapy-robots-std"}
+LABELS = {
+    "off": "robots.txt off",
+    "builtin": "built-in (Protego)",
+    "ours": "scrapy-robots-std",
+}
 #: origins x pages per origin; (b) takes at most the corpus' ~29 URLs per site.
 SIZES = {"a": (500, 50), "b": (500, 30), "c": (50, 40), "d": (10_000, 1)}
 SMOKE_SIZES = {"a": (4, 5), "b": (6, 30), "c": (4, 5), "d": (20, 1)}
@@ -113,12 +117,16 @@ class Servers:
             if proc.poll() is None:
                 os.kill(proc.pid, signal.SIGTERM)
         for proc in self.procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+            _wait_or_kill(proc, 30)
         self.procs.clear()
+
+
+def _wait_or_kill(proc: subprocess.Popen[str], timeout: float) -> None:
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 # -- one crawl ------------------------------------------------------------------------
@@ -441,7 +449,9 @@ def _agreement(res: VariantResult) -> None:
             judge = judges.get(origin.robots)
             if judge is None:
                 judge = judges[origin.robots] = Judge(site.robots_body(origin))
-            allowed = (judge.ours_allows if r.way == "ours" else judge.builtin_allows)(url)
+            allowed = (judge.ours_allows if r.way == "ours" else judge.builtin_allows)(
+                url
+            )
             disallowed += not allowed
             if allowed and url in dropped:
                 overblocks.append(url)
@@ -563,7 +573,8 @@ def _latency_and_memory(res: VariantResult) -> None:
             ratio(per, ref),
         )
         top = ", ".join(
-            f"{Path(x['file']).name} {x['freed']:,}" for x in probe.get("by_file", [])[:4]
+            f"{Path(x['file']).name} {x['freed']:,}"
+            for x in probe.get("by_file", [])[:4]
         )
         if top:
             mem.notes.append(f"{LABELS[way]}, freed by file: {top}")
@@ -623,8 +634,10 @@ def write_markdown(path: Path, command: str, results: list[VariantResult]) -> No
     blocks = {
         "head": "\n".join(
             [
-                "Command (run from the repository root; a variant's block is rewritten "
-                "only when it is run):",
+                (
+                    "Command (run from the repository root; a variant's block is "
+                    "rewritten only when it is run):"
+                ),
                 "",
                 f"    {command}",
                 "",
@@ -668,7 +681,9 @@ def main(argv: list[str] | None = None) -> int:
         "--download-timeout", type=float, default=None, help="default 10 (smoke: 2)"
     )
     parser.add_argument("--dead", choices=("origin", "robots"), default="origin")
-    parser.add_argument("--no-memory", action="store_true", help="(d) without the memory runs")
+    parser.add_argument(
+        "--no-memory", action="store_true", help="(d) without the memory runs"
+    )
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
     argv = sys.argv[1:] if argv is None else argv

@@ -37,8 +37,10 @@ CROSS_LINKS = 2
 _FILLER = (
     "<p>"
     + " ".join(
-        "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod "
-        "tempor incididunt ut labore et dolore magna aliqua.".split()
+        [
+            "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod",
+            "tempor incididunt ut labore et dolore magna aliqua.",
+        ]
         * 6
     )
     + "</p>"
@@ -131,11 +133,12 @@ def page_links(site: Site, origin: int, page: int) -> list[str]:
     o = site.origins[origin]
     if page < 0:
         return list(o.pages)
-    links: list[str] = []
     h = _mix(site.seed, origin, page)
     n = len(o.pages)
-    for k in range(SAME_LINKS if n > 1 else 0):
-        links.append(o.pages[(page + 1 + (h >> (8 * k)) % (n - 1)) % n])
+    links = [
+        o.pages[(page + 1 + (h >> (8 * k)) % (n - 1)) % n]
+        for k in range(SAME_LINKS if n > 1 else 0)
+    ]
     count = len(site.origins)
     for k in range(CROSS_LINKS if count > 1 else 0):
         hk = _mix(h, k)
@@ -149,7 +152,8 @@ def render_page(site: Site, origin: int, page: int) -> bytes:
     links = page_links(site, origin, page)
     title = f"Origin {origin} page {page}" if page >= 0 else f"Origin {origin} home"
     items = "".join(
-        f'<li><a href="{html.escape(url)}">link {i}</a></li>' for i, url in enumerate(links)
+        f'<li><a href="{html.escape(url)}">link {i}</a></li>'
+        for i, url in enumerate(links)
     )
     return (
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>'
@@ -309,7 +313,12 @@ def build(
         if variant == "b":
             # Realistic rules: the site's own URLs, some of them disallowed.
             chosen = _pick_pages(
-                base, corpus_paths, pages, lambda _u: True, corpus_share=1.0, max_tries=0
+                base,
+                corpus_paths,
+                pages,
+                lambda _u: True,
+                corpus_share=1.0,
+                max_tries=0,
             )
             if not any(not j.ours_allows(u) or not j.builtin_allows(u) for u in chosen):
                 continue

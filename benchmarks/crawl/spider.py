@@ -45,9 +45,7 @@ class BenchSpider(Spider):
         self.exclude_dead = exclude_dead
         self.stop_when_healthy = stop_when_healthy
         self.on_idle = on_idle
-        self.origin_by_netloc = {
-            f"{o.host}:{site.port}": o.index for o in site.origins
-        }
+        self.origin_by_netloc = {f"{o.host}:{site.port}": o.index for o in site.origins}
         self.dead = {o.index for o in site.origins if o.dead}
         skip = self.dead if exclude_dead else set()
         self.expected = {
@@ -57,7 +55,9 @@ class BenchSpider(Spider):
             for url in site.expected_pages(o)
         }
         self.healthy_expected = sum(
-            len(site.expected_pages(o)) for o in site.origins if o.index not in self.dead
+            len(site.expected_pages(o))
+            for o in site.origins
+            if o.index not in self.dead
         )
         self.pages: dict[str, int] = {}  # url -> HTTP status
         self.dropped: set[str] = set()
@@ -162,7 +162,7 @@ class BenchSpider(Spider):
 
     def _idle(self, spider: Spider) -> None:
         # Once, at the end of the crawl, before spider_closed clears anything.
-        if self.on_idle is not None and not self.idle_done:
-            if len(self.resolved) >= len(self.expected):
-                self.idle_done = True
-                self.on_idle()
+        done = len(self.resolved) >= len(self.expected)
+        if self.on_idle is not None and not self.idle_done and done:
+            self.idle_done = True
+            self.on_idle()
