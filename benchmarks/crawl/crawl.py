@@ -66,6 +66,17 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
+def _summary(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0, "median": None, "p95": None, "max": None}
+    return {
+        "n": len(values),
+        "median": statistics.median(values),
+        "p95": _percentile(values, 0.95),
+        "max": max(values),
+    }
+
+
 def _interesting_stats(stats: dict[str, Any]) -> dict[str, Any]:
     keep = ("robotstxt/", "robots_std/", "downloader/", "retry/", "finish_reason")
     return {
@@ -119,6 +130,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for o in spider.first_page
         if o in spider.first_scheduled
     ]
+    from_contact = [
+        spider.first_page[o] - spider.first_contact[o]
+        for o in spider.first_page
+        if o in spider.first_contact
+    ]
     pages_ok = [u for u, status in spider.pages.items() if status == 200]
     healthy_pages = sum(1 for u in pages_ok if spider._origin(u) not in spider.dead)
     result: dict[str, Any] = {
@@ -139,12 +155,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "healthy_expected": spider.healthy_expected,
         "healthy_pages": healthy_pages,
         "t_last_healthy": spider.t_last_healthy - t0 if spider.t_last_healthy else None,
-        "latency": {
-            "n": len(latencies),
-            "median": statistics.median(latencies) if latencies else None,
-            "p95": _percentile(latencies, 0.95) if latencies else None,
-            "max": max(latencies) if latencies else None,
-        },
+        "latency": _summary(latencies),
+        "latency_contact": _summary(from_contact),
         "layer": timers.as_dict(),
         "stats": _interesting_stats(crawler.stats.get_stats()),
         "finish_reason": marks.get("reason"),

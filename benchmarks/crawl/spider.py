@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, Spider, signals
 from scrapy.exceptions import CloseSpider, IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.httpobj import urlparse_cached
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -63,7 +64,10 @@ class BenchSpider(Spider):
         self.dropped: set[str] = set()
         self.errors: dict[str, str] = {}
         self.issued: set[str] = set()
+        #: per origin: when its first request was scheduled, when its first request
+        #: (robots.txt or page) reached the downloader, when its first page came in
         self.first_scheduled: dict[int, float] = {}
+        self.first_contact: dict[int, float] = {}
         self.first_page: dict[int, float] = {}
         self.resolved: set[str] = set()
         self.healthy_resolved = 0
@@ -79,6 +83,7 @@ class BenchSpider(Spider):
         crawler.signals.connect(spider._opened, signals.spider_opened)
         crawler.signals.connect(spider._scheduled, signals.request_scheduled)
         crawler.signals.connect(spider._received, signals.response_received)
+        crawler.signals.connect(spider._reached, signals.request_reached_downloader)
         crawler.signals.connect(spider._idle, signals.spider_idle)
         return spider  # type: ignore[return-value]
 
@@ -135,6 +140,13 @@ class BenchSpider(Spider):
         self.issued.add(request.url)
         if origin not in self.first_scheduled:
             self.first_scheduled[origin] = time.perf_counter()
+
+    def _reached(self, request: Request, spider: Spider) -> None:
+        origin = request.meta.get(ORIGIN)
+        if origin is None:  # a robots.txt request
+            origin = self.origin_by_netloc.get(urlparse_cached(request).netloc)
+        if origin is not None and origin not in self.first_contact:
+            self.first_contact[origin] = time.perf_counter()
 
     def _received(self, response: Response, request: Request, spider: Spider) -> None:
         origin = request.meta.get(ORIGIN)
