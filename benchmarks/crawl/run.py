@@ -39,7 +39,7 @@ LABELS = {
     "ours": "scrapy-robots-std",
 }
 #: origins x pages per origin; (b) takes at most the corpus' ~29 URLs per site.
-SIZES = {"a": (500, 50), "b": (500, 30), "c": (50, 40), "d": (10_000, 1)}
+SIZES = {"a": (500, 50), "b": (500, 30), "c": (50, 60), "d": (10_000, 1)}
 SMOKE_SIZES = {"a": (4, 5), "b": (6, 30), "c": (4, 5), "d": (20, 1)}
 TITLES = {
     "a": "(a) every page allowed: the layer's pure overhead",
@@ -383,7 +383,8 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
     )
     if v in ("a", "b", "d"):
         _check_complete(res, res.runs)
-        res.tables.append(_overhead_table(res, TITLES[v].format(n=len(site.origins))))
+        title = f"({v}) the crawl, three ways: medians of {args.reps} repetition(s)"
+        res.tables.append(_overhead_table(res, title))
     if v == "a":
         for r in res.runs:
             if r.result["dropped"]:
@@ -457,6 +458,8 @@ def _agreement(res: VariantResult) -> None:
                 overblocks.append(url)
             elif not allowed and url not in dropped:
                 leaks.append(url)
+        r.result["leaks"] = len(leaks)
+        r.result["overblocks"] = len(overblocks)
         table.add(
             LABELS[r.way],
             r.rep,
@@ -637,6 +640,46 @@ def variant_text(res: VariantResult, markdown: bool) -> str:
     return "\n".join(lines)
 
 
+_RUN_KEYS = (
+    "expected",
+    "resolved",
+    "pages",
+    "dropped",
+    "errors",
+    "leaks",
+    "overblocks",
+    "healthy_pages",
+    "healthy_expected",
+    "wall",
+    "cpu",
+    "maxrss_mb",
+)
+
+
+def json_summary(results: list[VariantResult]) -> dict[str, Any]:
+    """What each run produced, for scripts and tests (without the URL lists)."""
+    return {
+        res.variant: {
+            "failures": res.failures,
+            "runs": [
+                {
+                    "way": r.way,
+                    "rep": r.rep,
+                    "exclude_dead": r.exclude_dead,
+                    "server_cpu": r.server_cpu,
+                    **{k: r.result[k] for k in _RUN_KEYS if k in r.result},
+                }
+                for r in res.runs
+            ],
+            "memory": {
+                way: {k: v for k, v in probe.items() if k != "by_file"}
+                for way, probe in res.memory.items()
+            },
+        }
+        for res in results
+    }
+
+
 def _marker(name: str) -> tuple[str, str]:
     return f"<!-- crawl:{name} -->", f"<!-- /crawl:{name} -->"
 
@@ -653,11 +696,10 @@ def write_markdown(path: Path, command: str, results: list[VariantResult]) -> No
         "head": "\n".join(
             [
                 (
-                    "Command (run from the repository root; a variant's block is "
-                    "rewritten only when it is run):"
+                    "Each variant's block below names the command that wrote it "
+                    "(run from the repository root); a block is rewritten only when "
+                    "its variant runs. Last run on:"
                 ),
-                "",
-                f"    {command}",
                 "",
                 *[f"* {x}" for x in report.machine_lines()],
             ]
@@ -686,6 +728,20 @@ def _sizes(values: list[str], smoke: bool) -> dict[str, tuple[int, int]]:
     return sizes
 
 
+def _shown(argv: list[str]) -> list[str]:
+    """The command line without options that do not change the figures."""
+    shown: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--workdir", "--json"):
+            skip = True
+        elif not arg.startswith(("--workdir=", "--json=")):
+            shown.append(arg)
+    return shown
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.crawl", description=__doc__.splitlines()[0]
@@ -704,6 +760,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
+    parser.add_argument(
+        "--json", type=Path, default=None, help="also write a summary of every run"
+    )
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     default_variants = "a,b,d" if args.smoke else "a,b,c,d"
@@ -714,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--variants: choose from {','.join(SIZES)}")
     args.reps = args.reps or (1 if args.smoke else 3)
     args.sizes = _sizes(args.size, args.smoke)
-    command = shlex.join([".venv/bin/python", "-m", "benchmarks.crawl", *argv])
+    command = shlex.join([".venv/bin/python", "-m", "benchmarks.crawl", *_shown(argv)])
     for line in report.machine_lines():
         log(line)
     results: list[VariantResult] = []
@@ -729,6 +788,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown is not None:
         write_markdown(args.markdown, command, results)
         log(f"wrote {args.markdown}")
+    if args.json is not None:
+        args.json.write_text(
+            json.dumps(json_summary(results), indent=1), encoding="utf-8"
+        )
     failures = [f for r in results for f in r.failures]
     if failures:
         print(f"{len(failures)} check(s) failed", flush=True)
