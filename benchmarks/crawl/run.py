@@ -38,7 +38,7 @@ LABELS = {
     "builtin": "built-in (Protego)",
     "ours": "scrapy-robots-std",
 }
-#: origins x pages per origin; (b) takes at most the corpus' ~29 URLs per site.
+#: origins x pages per origin; (b) takes at most the corpus' 30 URLs per site.
 SIZES = {"a": (500, 50), "b": (500, 30), "c": (50, 60), "d": (10_000, 1)}
 SMOKE_SIZES = {"a": (4, 5), "b": (6, 30), "c": (4, 5), "d": (20, 1)}
 TITLES = {
