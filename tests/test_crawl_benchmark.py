@@ -1,0 +1,75 @@
+"""The crawl benchmark's smoke mode: it completes, and every drop is its parser's.
+
+``python -m benchmarks.crawl --smoke`` crawls a few local origins (variants a, b and
+d) three ways in fresh processes. Nothing here is timed: the test reads the exit
+code and the JSON summary, which says what happened to every URL.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+pytestmark = pytest.mark.skipif(
+    not (CORPUS / "robots").is_dir(),
+    reason=f"robots.txt corpus not found at {CORPUS} (expected ../shared/corpus beside the repo)",
+)
+
+
+def test_smoke_run_completes_and_agrees(tmp_path: Path) -> None:
+    summary_path = tmp_path / "summary.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.crawl",
+            "--smoke",
+            "--corpus",
+            str(CORPUS),
+            "--json",
+            str(summary_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output[-4000:]
+    assert "all checks passed (smoke)" in proc.stdout
+    summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    assert sorted(summary) == ["a", "b", "d"]
+    for variant, data in summary.items():
+        assert data["failures"] == [], variant
+        ways = {run["way"] for run in data["runs"]}
+        assert ways == {"off", "builtin", "ours"}, variant
+        for run in data["runs"]:
+            # Every requested URL came back as a page or a drop; nothing failed.
+            assert run["resolved"] == run["expected"] > 0, (variant, run)
+            assert run["errors"] == 0, (variant, run)
+    # (a): every page is allowed, so no way drops anything.
+    assert all(run["dropped"] == 0 for run in summary["a"]["runs"])
+    # (b): this package drops exactly what its parser disallows, and something is.
+    ours = [run for run in summary["b"]["runs"] if run["way"] == "ours"]
+    assert ours
+    for run in ours:
+        assert run["leaks"] == 0
+        assert run["overblocks"] == 0
+        assert run["dropped"] > 0
+    off = next(run for run in summary["b"]["runs"] if run["way"] == "off")
+    assert off["dropped"] == 0
+    # (d): the memory probe found every origin in both caches.
+    origins = next(run for run in summary["d"]["runs"] if run["way"] == "off")
+    memory = summary["d"]["memory"]
+    assert set(memory) == {"builtin", "ours"}
+    for probe in memory.values():
+        assert probe["origins"] == origins["expected"]  # one page per origin
+        assert probe["freed"] > 0
