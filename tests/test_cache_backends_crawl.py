@@ -264,7 +264,7 @@ def test_three_crawler_processes_fetch_each_robots_txt_once(
     for n in range(origins):
         host = f"o{n}.test"
         # Slow enough that the three processes really overlap.
-        hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=0.4), host=host)
+        hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=1.0), host=host)
         serve_pages(hostile, ("/public/page", "/private/page"), host=host)
     env = {**_clean_env(), "http_proxy": hostile.base_url}
     outs = [tmp_path / f"crawler{n}.json" for n in range(3)]
