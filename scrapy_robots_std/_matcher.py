@@ -295,8 +295,8 @@ class RuleSet:
     * ``$``-anchored patterns without ``*``: a dict, exact lookup;
     * wildcard patterns ending in ``$`` and a literal: filed under that last
       octet, so only those that can end like the path are tried;
-    * other wildcard patterns: tried in order, best candidate first, only while
-      they could still beat the best match so far.
+    * other wildcard patterns: tried best candidate first when the best of them
+      could beat the match so far; the first that matches decides between them.
 
     The tables that a file does not need are None.
     """

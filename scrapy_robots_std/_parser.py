@@ -107,7 +107,7 @@ class Group(NamedTuple):
 
 
 class _GroupDraft:
-    """A group while its lines are read; :meth:`Parsed.finish` packs it."""
+    """A group while its lines are read; :meth:`Parsed.pack_groups` packs them."""
 
     __slots__ = ("agents", "crawl_delay", "end", "request_rate", "start")
 
@@ -246,9 +246,9 @@ class Parsed:
 
     Rule ``i`` is at line ``rules[i] >> LINE_SHIFT``; ``rules[i] & CODE_MASK``
     is its code: its kind (bit 0: allow) and the id of its key's spelling; its
-    pattern is the
-    ``i``-th item of ``rule_values.split(b"\\n")`` (a value never holds a line
-    break) until the first query replaces the bytes by a :class:`PatternTable`.
+    pattern is the ``i``-th item of ``rule_values.split(b"\\n")`` (a value never
+    holds a line break) until the first query replaces the bytes by a
+    :class:`~scrapy_robots_std._matcher.PatternTable`.
 
     Groups: ``agents`` holds every group's user-agent values in file order and
     ``group_bounds`` three numbers per group (its first agent, its first rule,

@@ -224,7 +224,9 @@ class RobotsTxt:
         return self._parsed.agents[bounds[3 * group] : bounds[3 * group + 3]]
 
     def _decide(self, url: str, token: str, with_rule: bool) -> Decision:
-        compiled = self._compile(token)
+        compiled = self._first
+        if compiled is None or compiled.token != token:
+            compiled = self._compile(token)
         path = _matcher.split_url(url)
         if self.standard == RFC9309:
             octets = _matcher.path_rfc9309(path)
@@ -240,7 +242,9 @@ class RobotsTxt:
             index = _matcher.candidate_index(best)
         else:
             octets = _matcher.path_1994(path)
-            if _matcher.is_robots_txt(octets.decode("latin-1")):
+            if octets.startswith(b"/robots.txt") and _matcher.is_robots_txt(
+                octets.decode("latin-1")
+            ):
                 return _ALLOWED_ROBOTS_TXT
             if not compiled.groups:
                 return _ALLOWED_NO_GROUP
