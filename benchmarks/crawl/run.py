@@ -341,6 +341,7 @@ def _overhead_table(res: VariantResult, title: str) -> Table:
             "CPU vs off",
             "RSS vs off",
             "server CPU %",
+            "wall (CPU) s, each rep",
         ],
     )
     ref = {
@@ -369,7 +370,14 @@ def _overhead_table(res: VariantResult, title: str) -> Table:
             ratio(cpu, ref["cpu"]),
             ratio(rss, ref["rss"]),
             fmt(median([r.server_pct for r in rs]), 1),
+            " / ".join(
+                f"{r.wall:.1f} ({r.cpu:.1f})" for r in sorted(rs, key=lambda r: r.rep)
+            ),
         )
+    table.notes.append(
+        "wall minus CPU is time the crawl process waited: for the network, or for a "
+        "core when other processes ran"
+    )
     return table
 
 
