@@ -392,8 +392,8 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
     pages = sum(len(site.expected_pages(o)) for o in site.origins)
     res.lines.append(
         f"site: {len(site.origins):,} origins, {pages:,} page URLs, robots.txt files "
-        f"drawn from the corpus (seed {site.seed}); {args.reps} repetition(s), "
-        f"medians; DOWNLOAD_TIMEOUT {args.download_timeout:g} s"
+        f"drawn from the corpus (seed {site.seed}); {len({r.rep for r in res.runs})} "
+        f"repetition(s), medians; DOWNLOAD_TIMEOUT {args.download_timeout:g} s"
     )
     if v in ("a", "b", "d") and res.runs:
         _check_complete(res, res.runs)
