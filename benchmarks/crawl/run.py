@@ -51,6 +51,8 @@ TITLES = {
 #: must stay under the 20,000 file descriptors a process may open here.
 ORIGINS_PER_SHARD = 2500
 SECTION_HEAD = "## Crawl benchmark"
+#: Marked blocks of the markdown file, in order.
+BLOCKS = ("head", "a", "b", "c", "d", "d-memory")
 
 
 def log(message: str) -> None:
@@ -227,6 +229,9 @@ class VariantResult:
     tables: list[Table] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    #: (d)'s memory runs: a block of their own in the markdown file
+    memory_tables: list[Table] = field(default_factory=list)
+    memory_lines: list[str] = field(default_factory=list)
 
 
 def run_variant(variant: str, args: argparse.Namespace, workdir: Path) -> VariantResult:
@@ -257,7 +262,8 @@ def run_variant(variant: str, args: argparse.Namespace, workdir: Path) -> Varian
     }
     extra: tuple[str, ...] = ("--record-urls",) if variant == "b" else ()
     try:
-        for rep in range(1, args.reps + 1):
+        timing_reps = 0 if variant == "d" and args.memory_only else args.reps
+        for rep in range(1, timing_reps + 1):
             for way in WAYS:
                 for exclude in (True, False) if variant == "c" else (False,):
                     flags = extra
@@ -277,7 +283,7 @@ def run_variant(variant: str, args: argparse.Namespace, workdir: Path) -> Varian
                         f"({run.pps:.1f} pages/s), CPU {run.cpu:.1f} s, "
                         f"server {run.server_pct:.1f} % of a core"
                     )
-        if variant == "d" and not args.no_memory:
+        if variant == "d" and (args.memory_only or not args.no_memory):
             for way in ("builtin", "ours"):
                 result, _ = crawl(
                     site_path, way, servers, workdir, extra=("--memory",), **common
@@ -341,6 +347,7 @@ def _overhead_table(res: VariantResult, title: str) -> Table:
             "CPU vs off",
             "RSS vs off",
             "server CPU %",
+            "wall (CPU) s, each rep",
         ],
     )
     ref = {
@@ -369,7 +376,14 @@ def _overhead_table(res: VariantResult, title: str) -> Table:
             ratio(cpu, ref["cpu"]),
             ratio(rss, ref["rss"]),
             fmt(median([r.server_pct for r in rs]), 1),
+            " / ".join(
+                f"{r.wall:.1f} ({r.cpu:.1f})" for r in sorted(rs, key=lambda r: r.rep)
+            ),
         )
+    table.notes.append(
+        "wall minus CPU is time the crawl process waited: for the network, or for a "
+        "core when other processes ran"
+    )
     return table
 
 
@@ -378,10 +392,10 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
     pages = sum(len(site.expected_pages(o)) for o in site.origins)
     res.lines.append(
         f"site: {len(site.origins):,} origins, {pages:,} page URLs, robots.txt files "
-        f"drawn from the corpus (seed {site.seed}); {args.reps} repetition(s), "
-        f"medians; DOWNLOAD_TIMEOUT {args.download_timeout:g} s"
+        f"drawn from the corpus (seed {site.seed}); {len({r.rep for r in res.runs})} "
+        f"repetition(s), medians; DOWNLOAD_TIMEOUT {args.download_timeout:g} s"
     )
-    if v in ("a", "b", "d"):
+    if v in ("a", "b", "d") and res.runs:
         _check_complete(res, res.runs)
         title = f"({v}) the crawl, three ways: medians of {args.reps} repetition(s)"
         res.tables.append(_overhead_table(res, title))
@@ -543,6 +557,13 @@ def _blackhole(res: VariantResult, args: argparse.Namespace) -> None:
 
 
 def _latency_and_memory(res: VariantResult) -> None:
+    if res.runs:
+        _latency(res)
+    if res.memory:
+        _memory(res)
+
+
+def _latency(res: VariantResult) -> None:
     runs = _by_way(res.runs)
     table = Table(
         "(d) per origin: time to its first page",
@@ -576,8 +597,9 @@ def _latency_and_memory(res: VariantResult) -> None:
         "over repetitions of each crawl's median, p95 and max over origins"
     )
     res.tables.append(table)
-    if not res.memory:
-        return
+
+
+def _memory(res: VariantResult) -> None:
     mem = Table(
         "(d) memory retained by the robots.txt cache (tracemalloc, separate run)",
         ["way", "cached origins", "freed bytes", "bytes per origin", "vs built-in"],
@@ -607,19 +629,22 @@ def _latency_and_memory(res: VariantResult) -> None:
     ours = res.memory.get("ours", {}).get("per_origin")
     if ours is not None and ref:
         verdict = "PASS" if ours / ref <= 0.3 else "MISS"
-        res.lines.append(
+        res.memory_lines.append(
             f"target (d) memory per cached origin <= 0.3x the built-in's: "
             f"{verdict} {ours / ref:.3f}x"
         )
-    res.tables.append(mem)
+    res.memory_tables.append(mem)
 
 
 # -- output -------------------------------------------------------------------------
 
 
-def variant_text(res: VariantResult, markdown: bool) -> str:
+def variant_text(res: VariantResult, markdown: bool, part: str = "all") -> str:
+    """The variant's report; ``part``: "all", "main" or "memory" ((d)'s memory runs)."""
     site = res.site
     title = TITLES[res.variant].format(n=len(site.origins))
+    if part == "memory":
+        title = f"(d) {len(site.origins):,} origins: memory per cached origin"
     lines = [f"### {title}" if markdown else f"== {title} =="]
     info = [
         f"date: {res.started}; this variant took {res.seconds / 60:.1f} min",
@@ -627,16 +652,32 @@ def variant_text(res: VariantResult, markdown: bool) -> str:
         + report.load_text(res.load_before)
         + ", after "
         + report.load_text(res.load_after),
-        *res.lines,
     ]
+    tables: list[Table] = []
+    failures = res.failures
+    if part in ("all", "main"):
+        info += res.lines
+        tables += res.tables
+    if part == "memory":
+        info += res.lines[:1]  # the site line
+    if part in ("all", "memory"):
+        info += res.memory_lines
+        tables += res.memory_tables
+    if part != "all":
+        memory_failure = [f.startswith("(d) memory") for f in failures]
+        failures = [
+            f
+            for f, is_mem in zip(failures, memory_failure, strict=True)
+            if is_mem == (part == "memory")
+        ]
     lines.append("")
     lines += [f"* {x}" for x in info] if markdown else info
-    for table in res.tables:
+    for table in tables:
         lines.append("")
         lines.append(table.markdown() if markdown else table.text())
-    if res.failures:
+    if failures:
         lines.append("")
-        lines += [f"* CHECK FAILED: {f}" for f in res.failures]
+        lines += [f"* CHECK FAILED: {f}" for f in failures]
     return "\n".join(lines)
 
 
@@ -689,7 +730,7 @@ def write_markdown(path: Path, command: str, results: list[VariantResult]) -> No
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if SECTION_HEAD not in text:
         text = text.rstrip("\n") + f"\n\n{SECTION_HEAD}\n\n"
-        for name in ("head", "a", "b", "c", "d"):
+        for name in BLOCKS:
             begin, end = _marker(name)
             text += f"{begin}\n{end}\n\n"
     blocks = {
@@ -706,12 +747,29 @@ def write_markdown(path: Path, command: str, results: list[VariantResult]) -> No
         )
     }
     for res in results:
-        blocks[res.variant] = f"Command: `{command}`\n\n" + variant_text(res, True)
+        parts = {res.variant: "all"}
+        if res.variant == "d":
+            parts = {}
+            if res.runs:
+                parts["d"] = "main"
+            if res.memory:
+                parts["d-memory"] = "memory"
+        for name, part in parts.items():
+            text_of = variant_text(res, True, part)
+            blocks[name] = f"Command: `{command}`\n\n" + text_of
     for name, block in blocks.items():
         begin, end = _marker(name)
         start, stop = text.find(begin), text.find(end)
         if start < 0 or stop < 0:
-            text = text.rstrip("\n") + f"\n\n{begin}\n{block}\n{end}\n"
+            # A new block goes after the block before it, or at the end.
+            previous = BLOCKS[: BLOCKS.index(name)]
+            after = max((text.find(_marker(p)[1]) for p in previous), default=-1)
+            new = f"{begin}\n{block}\n{end}\n"
+            if after < 0:
+                text = text.rstrip("\n") + f"\n\n{new}"
+            else:
+                cut = text.index("\n", after) + 1
+                text = text[:cut] + "\n" + new + text[cut:]
         else:
             text = text[: start + len(begin)] + f"\n{block}\n" + text[stop:]
     path.write_text(text, encoding="utf-8")
@@ -757,6 +815,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dead", choices=("origin", "robots"), default="origin")
     parser.add_argument(
         "--no-memory", action="store_true", help="(d) without the memory runs"
+    )
+    parser.add_argument(
+        "--memory-only", action="store_true", help="(d): only the memory runs"
     )
     parser.add_argument("--markdown", type=Path, default=None)
     parser.add_argument("--workdir", type=Path, default=None, help="keep files here")
