@@ -45,6 +45,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# Run as a script: this folder is sys.path[0].
+from machine import cpu_model, git_describe
+
 TOKEN = "Googlebot"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
@@ -702,44 +705,6 @@ def _pkg_version(dist: str, module: str | None = None) -> str:
     return "not installed"
 
 
-def _git_describe() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(REPO_ROOT),
-                "status",
-                "--porcelain",
-                "--untracked-files=no",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head + (" (with uncommitted changes)" if dirty else "")
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def machine_info(load_start: tuple[float, float, float], ours_msg: str) -> list[str]:
     try:
         usable = len(os.sched_getaffinity(0))
@@ -748,7 +713,7 @@ def machine_info(load_start: tuple[float, float, float], ours_msg: str) -> list[
     load_end = os.getloadavg()
     return [
         (
-            f"machine: {platform.platform()}; CPU {_cpu_model()}; "
+            f"machine: {platform.platform()}; CPU {cpu_model()}; "
             f"cpu_count {os.cpu_count()} (usable {usable})"
         ),
         f"python: {platform.python_implementation()} {platform.python_version()}",
@@ -758,7 +723,7 @@ def machine_info(load_start: tuple[float, float, float], ours_msg: str) -> list[
         + "/".join(f"{x:.2f}" for x in load_end),
         "versions: scrapy-robots-std "
         + _pkg_version("scrapy-robots-std", "scrapy_robots_std")
-        + f" (git {_git_describe()}), protego {_pkg_version('protego')}, "
+        + f" (git {git_describe(REPO_ROOT, None, 'with uncommitted changes')}), protego {_pkg_version('protego')}, "
         f"robotspy {_pkg_version('robotspy')}, scrapy {_pkg_version('scrapy')}, "
         f"urllib.robotparser (stdlib {platform.python_version()})",
         ours_msg,

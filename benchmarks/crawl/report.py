@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import platform
 import statistics
-import subprocess
 from dataclasses import dataclass, field
 from importlib import metadata
-from pathlib import Path
 
 from benchmarks.crawl.site import REPO_ROOT
+from benchmarks.machine import cpu_model, git_describe
 
 
 @dataclass
@@ -74,50 +73,19 @@ def _pkg_version(name: str) -> str:
         return "not installed"
 
 
-def _git_describe() -> str:
-    try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "scrapy_robots_std"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" (package code modified)" if dirty else "")
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def machine_lines() -> list[str]:
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count() or 0
     machine = (
-        f"machine: {platform.platform()}; CPU {_cpu_model()}; "
+        f"machine: {platform.platform()}; CPU {cpu_model()}; "
         f"cpu_count {os.cpu_count()} (usable {usable})"
     )
     versions = (
         f"versions: scrapy {_pkg_version('scrapy')}, protego {_pkg_version('protego')}, "
         f"twisted {_pkg_version('twisted')}, scrapy-robots-std "
-        f"{_pkg_version('scrapy-robots-std')} (git {_git_describe()})"
+        f"{_pkg_version('scrapy-robots-std')} (git {git_describe(REPO_ROOT, 'scrapy_robots_std', 'package code modified')})"
     )
     python = f"python: {platform.python_implementation()} {platform.python_version()}"
     return [machine, python, versions]
