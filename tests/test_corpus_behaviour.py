@@ -23,19 +23,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from collections import defaultdict
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from test_corpus import CORPUS, ROBOTS_DIR, URLS_FILE, _urls_by_site
 
 from scrapy_robots_std import RobotsTxt
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
-ROBOTS_DIR = CORPUS / "robots"
-URLS_FILE = CORPUS / "urls.txt"
-EXPECTED = Path(__file__).resolve().parent / "data" / "corpus_behaviour.json"
+EXPECTED = ROOT / "tests" / "data" / "corpus_behaviour.json"
 
 TOKENS = {
     # Googlebot and bingbot have their own groups in many files; the others are
@@ -48,17 +44,6 @@ pytestmark = pytest.mark.skipif(
     not (ROBOTS_DIR.is_dir() and URLS_FILE.is_file() and EXPECTED.is_file()),
     reason=f"corpus ({CORPUS}) or {EXPECTED.name} not found",
 )
-
-
-@lru_cache(maxsize=1)
-def _urls_by_site() -> dict[str, tuple[str, ...]]:
-    by_site: dict[str, list[str]] = defaultdict(list)
-    with URLS_FILE.open(encoding="utf-8") as fh:
-        for line in fh:
-            site, _, url = line.rstrip("\n").partition("\t")
-            if url:
-                by_site[site].append(url)
-    return {site: tuple(urls) for site, urls in by_site.items()}
 
 
 def _decision(robots: RobotsTxt, url: str, token: str) -> str:

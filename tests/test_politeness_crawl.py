@@ -15,6 +15,7 @@ import pytest
 from hostile import HostileSpider, Reply, loopback_names, run_crawl
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.defer import deferred_f_from_coro_f
+from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxtStdMiddleware
 from scrapy_robots_std._config import SettingsError
@@ -34,16 +35,8 @@ FAST = "fast.test"
 
 
 def settings(**overrides: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "ROBOTSTXT_OBEY": True,
-        "ADDONS": {"scrapy_robots_std.Addon": 0},
-        "USER_AGENT": "TestBot/1.0 (+http://example.invalid)",
-        "ROBOTS_STD_FETCH_TIMEOUT": 3,
-        "ROBOTS_STD_CRAWL_DELAY": True,
-        "RETRY_ENABLED": False,
-    }
-    base.update(overrides)
-    return base
+    """The crawl tests' add-on settings, with Crawl-delay honoured."""
+    return crawl_settings(**{"ROBOTS_STD_CRAWL_DELAY": True, **overrides})
 
 
 def site(
