@@ -94,7 +94,7 @@ def load_origins(corpus: Path, count: int | None, use_urls: bool) -> list[Origin
 
 
 def build_ours(
-    origins: list[Origin], token: str, standard: str, *, quiet_copy: bool = False
+    origins: list[Origin], token: str, standard: str, *, full_copy: bool = False
 ) -> Any:
     from scrapy_robots_std import _policy
     from scrapy_robots_std._origin import origin_of
@@ -112,8 +112,9 @@ def build_ours(
         detail = f"HTTP {status}" + ""
         verdict = _policy.fetch_verdict(_policy.FetchOutcome(status=status), standard)
         parsed = RobotsTxt.parse(bytes(bytearray(item.body)), standard)
-        # --without-diagnostics: what _store would keep if it cached the copy.
-        robots = parsed.without_diagnostics() if quiet_copy else parsed
+        # _store caches the copy without diagnostics; --with-diagnostics keeps
+        # the full object, as versions before 0.3.1 did.
+        robots = parsed if full_copy else parsed.without_diagnostics()
         now = time.time()
         entry = CacheEntry(
             origin=origin.key,
@@ -135,9 +136,9 @@ def build_ours(
 
 
 def build_builtin(
-    origins: list[Origin], token: str, standard: str, *, quiet_copy: bool = False
+    origins: list[Origin], token: str, standard: str, *, full_copy: bool = False
 ) -> Any:
-    del standard, quiet_copy  # the built-in has one standard, and no diagnostics
+    del standard, full_copy  # the built-in has one standard, and no diagnostics
     from scrapy import Spider
     from scrapy.robotstxt import ProtegoRobotParser
 
@@ -323,10 +324,10 @@ def main(argv: list[str] | None = None) -> int:
         help="query https://<host>/ instead of the site's first URL in urls.txt",
     )
     parser.add_argument(
-        "--without-diagnostics",
+        "--with-diagnostics",
         action="store_true",
-        help="ours: cache robots.without_diagnostics() (the signal still gets the "
-        "full object), to see what that would save",
+        help="ours: cache the full parsed object, diagnostics included (what "
+        "versions before 0.3.1 kept), to see what dropping them saves",
     )
     parser.add_argument(
         "--breakdown",
@@ -343,17 +344,17 @@ def main(argv: list[str] | None = None) -> int:
     # Imports (and the crawler) before any measurement: not per origin.
     build_ours(origins[:1], token, args.standard)
     build_builtin(origins[:1], token, args.standard)
-    quiet = args.without_diagnostics
+    full = args.with_diagnostics
     print(
         f"{count:,} origins from {args.corpus / 'robots'}, token {token!r}, "
         f"standard {args.standard}, queried URL: "
         + ("https://<host>/" if args.no_urls else "the site's first URL in urls.txt")
-        + (", ours caches robots.without_diagnostics()" if quiet else "")
+        + (", ours caches the full object (diagnostics kept)" if full else "")
     )
     results = {}
     for label, build in (("ours", build_ours), ("built-in", build_builtin)):
         freed, left, peak = freed_bytes(
-            lambda build=build: build(origins, token, args.standard, quiet_copy=quiet)
+            lambda build=build: build(origins, token, args.standard, full_copy=full)
         )
         results[label] = freed / count
         print(
@@ -365,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio ours / built-in: {ratio:.3f}x (target <= {TARGET_RATIO}x: {verdict})")
 
     if args.breakdown:
-        cache = build_ours(origins, token, args.standard, quiet_copy=quiet)
+        cache = build_ours(origins, token, args.standard, full_copy=full)
         print_breakdown("ours", ours_roots(cache), count, args.breakdown)
         del cache
         parsers = build_builtin(origins, token, args.standard)

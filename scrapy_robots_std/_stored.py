@@ -121,7 +121,8 @@ def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
         body = None if blob is None else unpack_body(blob)
         if body is None:
             return None
-        robots = RobotsTxt.parse(body, meta.standard)
+        # Like the middleware's own entries: no diagnostics kept in a cache.
+        robots = RobotsTxt.parse(body, meta.standard).without_diagnostics()
     return CacheEntry(
         origin=meta.origin,
         robots_url=meta.robots_url,

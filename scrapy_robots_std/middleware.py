@@ -477,7 +477,9 @@ class RobotsTxtStdMiddleware:
             verdict=verdict.verdict,
             reason=verdict.reason,
             detail=_describe(verdict, detail),
-            robots=robots,
+            # The cache lives for the crawl and nothing reads diagnostics from it;
+            # the robots_parsed signal below still gets the full object.
+            robots=None if robots is None else robots.without_diagnostics(),
             status=attempt.outcome.status,
             fetched_at=now,
             expires_at=now + ttl,

@@ -30,7 +30,12 @@ from hostile import (
 from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 
-from scrapy_robots_std import RobotsTxtDisallowed, StdRobotParser
+from scrapy_robots_std import (
+    RobotsTxtDisallowed,
+    RobotsTxtStdMiddleware,
+    StdRobotParser,
+)
+from scrapy_robots_std._origin import origin_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Mapping
@@ -38,6 +43,8 @@ if TYPE_CHECKING:
     from hostile import CrawlResult, HostileServer
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+
+    from scrapy_robots_std.cache import CacheEntry
 
 pytestmark = pytest.mark.crawl
 
@@ -701,6 +708,35 @@ async def test_robots_parsed_signal(hostile: HostileServer) -> None:
     assert parser.sitemaps == ("http://x.test/s.xml",)
     assert not parser.allowed(urls[1], "TestBot")
     assert request.url in urls
+
+
+@deferred_f_from_coro_f
+async def test_cache_keeps_no_diagnostics(hostile: HostileServer) -> None:
+    """The signal's parser reports the misspelling; the cached copy keeps no notes."""
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES + b"Dissallow: /b/\n"))
+    seen: list[tuple[StdRobotParser, CacheEntry | None]] = []
+
+    def connect(crawler: Crawler) -> None:
+        def on_parsed(robotparser: StdRobotParser, request: Request) -> None:
+            # The entry is stored before the signal is sent (and the cache is
+            # cleared when the spider closes).
+            mw = crawler.get_downloader_middleware(RobotsTxtStdMiddleware)
+            origin = origin_of(request.url)
+            assert mw is not None
+            assert origin is not None
+            seen.append((robotparser, mw.cache.get(origin.key)))
+
+        crawler.signals.connect(on_parsed, signals.robots_parsed, weak=False)
+
+    urls = serve_pages(hostile, ["/public/a", "/b/c"])
+    result = await run_crawl(urls, settings(), on_crawler=connect)
+    [(parser, entry)] = seen
+    assert [d.kind for d in parser.robots.diagnostics] == ["misspelling"]
+    assert entry is not None
+    assert entry.robots is not None
+    assert entry.robots.diagnostics == ()
+    assert not entry.robots.allowed(urls[1], "TestBot")
+    assert result.stats["robots_std/dropped/rule"] == 1
 
 
 @deferred_f_from_coro_f
