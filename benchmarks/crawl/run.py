@@ -390,10 +390,16 @@ def _overhead_table(res: VariantResult, title: str) -> Table:
 def summarize(res: VariantResult, args: argparse.Namespace) -> None:
     v, site = res.variant, res.site
     pages = sum(len(site.expected_pages(o)) for o in site.origins)
+    reps = len({r.rep for r in res.runs})
+    runs = (
+        f"{reps} repetition(s), medians"
+        if reps
+        else "memory runs only (one crawl each: built-in, ours)"
+    )
     res.lines.append(
         f"site: {len(site.origins):,} origins, {pages:,} page URLs, robots.txt files "
-        f"drawn from the corpus (seed {site.seed}); {len({r.rep for r in res.runs})} "
-        f"repetition(s), medians; DOWNLOAD_TIMEOUT {args.download_timeout:g} s"
+        f"drawn from the corpus (seed {site.seed}); {runs}; "
+        f"DOWNLOAD_TIMEOUT {args.download_timeout:g} s"
     )
     if v in ("a", "b", "d") and res.runs:
         _check_complete(res, res.runs)
