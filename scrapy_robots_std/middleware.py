@@ -75,6 +75,10 @@ _RELEASED_META: Final = "_robots_std_released"
 REASON_UNREACHABLE: Final = "unreachable"
 REASON_HTTP_STATUS: Final = "http-status"
 _TOKEN_CACHE_SIZE: Final = 256
+#: (scheme, netloc) pairs whose origin is remembered; the memo is emptied when full.
+_ORIGIN_MEMO_SIZE: Final = 4096
+_STAT_CACHE_HIT: Final = _report.stat("cache", "hit")
+_STAT_CACHE_MISS: Final = _report.stat("cache", "miss")
 #: Polling for another process's verdict (shared caches): first and longest pause.
 _SHARED_POLL_MIN: Final = 0.05
 _SHARED_POLL_MAX: Final = 0.5
@@ -133,11 +137,17 @@ class RobotsTxtStdMiddleware:
         self.crawler = crawler
         self.config = Config.from_settings(crawler.settings)
         self._stats: StatsCollector = crawler.stats
+        # Bound once: each attribute of Scrapy 2.19's StatsCollector is looked up
+        # through a __getattribute__ written in Python, and this one runs per request.
+        self._inc_value = crawler.stats.inc_value
         backend = load_object(self.config.cache_backend)
         self.cache: RobotsCache = build_from_crawler(backend, crawler)
         self._shared = self.cache if isinstance(self.cache, SharedFetches) else None
         self._fetches: dict[str, _Fetch] = {}
         self._tokens: dict[bytes, str] = {}
+        # Every request is looked up twice (when scheduled, when downloaded): the
+        # origin depends only on scheme and netloc, so it is worked out once per pair.
+        self._origins: dict[tuple[str, str], Origin | None] = {}
         self._report = _report.Report(self.config.summary_top)
         self._report.dry_run = self.config.dry_run
         self._closed = False
@@ -189,13 +199,23 @@ class RobotsTxtStdMiddleware:
     def _origin_to_check(self, request: Request) -> Origin | None:
         if request.meta.get("dont_obey_robotstxt") or FETCH_META in request.meta:
             return None
-        return origin_of(urlparse_cached(request))
+        parts = urlparse_cached(request)
+        pair = (parts.scheme, parts.netloc)
+        try:
+            return self._origins[pair]
+        except KeyError:
+            pass
+        origin = origin_of(parts)
+        if len(self._origins) >= _ORIGIN_MEMO_SIZE:
+            self._origins.clear()
+        self._origins[pair] = origin
+        return origin
 
     def _fresh_entry(self, origin: Origin, *, count: bool = True) -> CacheEntry | None:
         entry = self.cache.get(origin.key)
         fresh = entry is not None and entry.fresh()
         if count:
-            self._inc("cache", "hit" if fresh else "miss")
+            self._inc_value(_STAT_CACHE_HIT if fresh else _STAT_CACHE_MISS)
         return entry if fresh else None
 
     def _token(self, request: Request) -> str:
@@ -282,7 +302,7 @@ class RobotsTxtStdMiddleware:
             return
         if self._fresh_entry(origin, count=False) is not None:
             return  # counted in process_request
-        self._inc("cache", "miss")
+        self._inc_value(_STAT_CACHE_MISS)
         fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
         fetch.parked.append((request, time.monotonic()))
         # Keeps the request out of the scheduler (and out of the downloader's

@@ -66,6 +66,15 @@ def test_smoke_run_completes_and_agrees(tmp_path: Path) -> None:
         assert run["dropped"] > 0
     off = next(run for run in summary["b"]["runs"] if run["way"] == "off")
     assert off["dropped"] == 0
+    # The CPU samples: every timing run was sampled; robots-off has no layer and
+    # fetches no robots.txt, so none of its samples may be given to either.
+    for variant in ("a", "b"):
+        for run in summary[variant]["runs"]:
+            samples = run["samples"]
+            assert samples["total"] > 0, (variant, run["way"])
+            assert samples["layer"] + samples["fetch"] <= samples["total"]
+            if run["way"] == "off":
+                assert samples["layer"] == samples["fetch"] == 0, samples
     # (d): the memory probe found every origin in both caches.
     origins = next(run for run in summary["d"]["runs"] if run["way"] == "off")
     memory = summary["d"]["memory"]

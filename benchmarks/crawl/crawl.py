@@ -6,9 +6,10 @@
 
 Writes a JSON object with wall time, CPU seconds and peak RSS of this process, what
 happened to every URL (counts; the URLs themselves with ``--record-urls``), the
-first-page latency per origin, the parser timers (layer.py) and, with ``--memory``,
-the retained memory of the robots.txt cache (tracemalloc runs from the start of this
-process, which slows the crawl: do not read timings from a ``--memory`` run).
+first-page latency per origin, the parser timers and the CPU samples (layer.py) and,
+with ``--memory``, the retained memory of the robots.txt cache (tracemalloc runs from
+the start of this process, which slows the crawl: do not read timings from a
+``--memory`` run).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
-    from benchmarks.crawl.layer import install_timers, memory_probe
+    from benchmarks.crawl.layer import StackSampler, install_timers, memory_probe
     from benchmarks.crawl.site import Site
     from benchmarks.crawl.spider import BenchSpider
 
@@ -101,12 +102,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     crawler = process.create_crawler(BenchSpider)
     marks: dict[str, Any] = {}
     probe: dict[str, Any] = {}
+    # Not in --memory runs: their timings are not read, and tracemalloc would
+    # dominate the samples.
+    sampler = None if args.memory else StackSampler(args.way)
 
     def opened(spider: Any) -> None:
         marks["t0"] = time.perf_counter()
         marks["cpu0"] = _cpu()
+        if sampler is not None:
+            sampler.start()
 
     def closed(spider: Any, reason: str) -> None:
+        if sampler is not None:
+            sampler.stop()
         marks["t1"] = time.perf_counter()
         marks["cpu1"] = _cpu()
         marks["reason"] = reason
@@ -158,6 +166,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "latency": _summary(latencies),
         "latency_contact": _summary(from_contact),
         "layer": timers.as_dict(),
+        "samples": None if sampler is None else sampler.as_dict(),
         "stats": _interesting_stats(crawler.stats.get_stats()),
         "finish_reason": marks.get("reason"),
         "memprobe": probe,

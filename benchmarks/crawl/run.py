@@ -160,6 +160,14 @@ class Run:
         return float(layer["parse"]["seconds"] + layer["match"]["seconds"])
 
     @property
+    def layer_share(self) -> float | None:
+        """The share of CPU samples in the robots.txt layer (code and fetches)."""
+        samples = self.result.get("samples")
+        if not samples or not samples["total"]:
+            return None
+        return float((samples["layer"] + samples["fetch"]) / samples["total"])
+
+    @property
     def server_pct(self) -> float:
         return 100 * self.server_cpu / self.wall if self.wall else 0.0
 
@@ -319,6 +327,59 @@ def _layer_cpu(runs: dict[str, list[Run]], way: str) -> float | None:
     return median([r.cpu - off[r.rep] for r in runs[way] if r.rep in off])
 
 
+def _share_table(res: VariantResult) -> Table:
+    """The layer's share of each crawl's CPU, from the stack samples (layer.py)."""
+    runs = _by_way(res.runs)
+    table = Table(
+        f"({res.variant}) the robots.txt layer's share of the crawl's CPU "
+        "(stack samples, medians)",
+        [
+            "way",
+            "samples",
+            "layer code %",
+            "robots.txt requests %",
+            "together %",
+            "crawl CPU without the layer",
+            "together %, each rep",
+        ],
+    )
+    for way in WAYS:
+        rs = [r for r in runs[way] if r.result.get("samples")]
+        if not rs:
+            continue
+
+        def pct(r: Run, key: str) -> float:
+            samples = r.result["samples"]
+            return 100 * samples[key] / samples["total"] if samples["total"] else 0.0
+
+        share = median([s for r in rs if (s := r.layer_share) is not None])
+        table.add(
+            LABELS[way],
+            fmt(median([r.result["samples"]["total"] for r in rs]), 0),
+            fmt(median([pct(r, "layer") for r in rs])),
+            fmt(median([pct(r, "fetch") for r in rs])),
+            fmt(None if share is None else 100 * share),
+            "-" if share is None else f"{1 - share:.3f}x",
+            " / ".join(
+                f"{100 * (r.layer_share or 0):.2f}"
+                for r in sorted(rs, key=lambda r: r.rep)
+            ),
+        )
+    interval = next(
+        (r.result["samples"]["interval"] for r in res.runs if r.result.get("samples")),
+        None,
+    )
+    table.notes.append(
+        f"one sample per {1000 * (interval or 0):g} ms of the crawl process's CPU "
+        "(ITIMER_PROF), given to the innermost frame of either the layer's code "
+        "(layer code) or Scrapy's engine, downloader, middlewares or the spider "
+        "(robots.txt requests when that frame works on a robots.txt request or "
+        "response); see benchmarks/README.md. A share of one run's own CPU does not "
+        "move with the machine's speed, which the wall and CPU ratios between runs do"
+    )
+    return table
+
+
 def _check_complete(res: VariantResult, runs: list[Run]) -> None:
     for r in runs:
         out = r.result
@@ -405,6 +466,7 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
         _check_complete(res, res.runs)
         title = f"({v}) the crawl, three ways: medians of {args.reps} repetition(s)"
         res.tables.append(_overhead_table(res, title))
+        res.tables.append(_share_table(res))
     if v == "a":
         for r in res.runs:
             if r.result["dropped"]:
@@ -420,6 +482,18 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
             res.lines.append(
                 f"{label} (a) wall <= 1.02x robots-off, {LABELS[way]}: "
                 f"{verdict} {wall / off:.3f}x"
+            )
+        for way in ("ours", "builtin"):
+            share = median([s for r in runs[way] if (s := r.layer_share) is not None])
+            if share is None:
+                continue
+            estimate = 1 / (1 - share)
+            verdict = "PASS" if estimate <= 1.02 else "MISS"
+            res.lines.append(
+                f"(a) from CPU samples, {LABELS[way]}: the layer takes "
+                f"{100 * share:.2f} % of the crawl's CPU: the crawl is estimated "
+                f"at {estimate:.3f}x the same crawl without it ({verdict} against "
+                "1.02x; info, the target is judged on wall time)"
             )
     if v == "b":
         _agreement(res)
@@ -700,6 +774,7 @@ _RUN_KEYS = (
     "wall",
     "cpu",
     "maxrss_mb",
+    "samples",
 )
 
 
