@@ -91,7 +91,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
-    from benchmarks.crawl.layer import StackSampler, install_timers, memory_probe
+    from benchmarks.crawl.layer import (
+        GcTimer,
+        StackSampler,
+        install_timers,
+        memory_probe,
+    )
     from benchmarks.crawl.site import Site
     from benchmarks.crawl.spider import BenchSpider
 
@@ -105,16 +110,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     # Not in --memory runs: their timings are not read, and tracemalloc would
     # dominate the samples.
     sampler = None if args.memory else StackSampler(args.way)
+    gc_timer = GcTimer()
 
     def opened(spider: Any) -> None:
         marks["t0"] = time.perf_counter()
         marks["cpu0"] = _cpu()
+        gc_timer.start()
         if sampler is not None:
             sampler.start()
 
     def closed(spider: Any, reason: str) -> None:
         if sampler is not None:
             sampler.stop()
+        gc_timer.stop()
         marks["t1"] = time.perf_counter()
         marks["cpu1"] = _cpu()
         marks["reason"] = reason
@@ -167,6 +175,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "latency_contact": _summary(from_contact),
         "layer": timers.as_dict(),
         "samples": None if sampler is None else sampler.as_dict(),
+        "gc": gc_timer.as_dict(),
         "stats": _interesting_stats(crawler.stats.get_stats()),
         "finish_reason": marks.get("reason"),
         "memprobe": probe,

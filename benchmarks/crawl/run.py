@@ -168,6 +168,14 @@ class Run:
         return float((samples["layer"] + samples["fetch"]) / samples["total"])
 
     @property
+    def gc_share(self) -> float | None:
+        """Percent of the crawl's CPU time spent in the garbage collector."""
+        gc_time = self.result.get("gc")
+        if not gc_time or not self.cpu:
+            return None
+        return float(100 * gc_time["seconds"] / self.cpu)
+
+    @property
     def server_pct(self) -> float:
         return 100 * self.server_cpu / self.wall if self.wall else 0.0
 
@@ -341,6 +349,8 @@ def _share_table(res: VariantResult) -> Table:
             "together %",
             "crawl CPU without the layer",
             "together %, each rep",
+            "GC samples %",
+            "GC % of CPU (gc.callbacks)",
         ],
     )
     for way in WAYS:
@@ -364,6 +374,8 @@ def _share_table(res: VariantResult) -> Table:
                 f"{100 * (r.layer_share or 0):.2f}"
                 for r in sorted(rs, key=lambda r: r.rep)
             ),
+            fmt(median([pct(r, "gc") for r in rs])),
+            fmt(median([r.gc_share for r in rs if r.gc_share is not None])),
         )
     interval = next(
         (r.result["samples"]["interval"] for r in res.runs if r.result.get("samples")),
@@ -375,7 +387,10 @@ def _share_table(res: VariantResult) -> Table:
         "(layer code) or Scrapy's engine, downloader, middlewares or the spider "
         "(robots.txt requests when that frame works on a robots.txt request or "
         "response); see benchmarks/README.md. A share of one run's own CPU does not "
-        "move with the machine's speed, which the wall and CPU ratios between runs do"
+        "move with the machine's speed, which the wall and CPU ratios between runs do. "
+        "Ticks that fall inside a garbage collection are GC samples, not the "
+        "layer's or the crawl's, whoever allocated; GC % of CPU is the time "
+        "gc.callbacks measure in collections"
     )
     return table
 
@@ -775,6 +790,7 @@ _RUN_KEYS = (
     "cpu",
     "maxrss_mb",
     "samples",
+    "gc",
 )
 
 
