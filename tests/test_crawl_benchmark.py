@@ -82,3 +82,15 @@ def test_smoke_run_completes_and_agrees(tmp_path: Path) -> None:
     for probe in memory.values():
         assert probe["origins"] == origins["expected"]  # one page per origin
         assert probe["freed"] > 0
+
+
+def test_request_path_measures_every_way() -> None:
+    """The per-request benchmark runs on a tiny site; each way's check completes
+    with the verdict cached (a check that had to wait raises RuntimeError)."""
+    from benchmarks.crawl.request_path import measure
+    from benchmarks.crawl.site import build
+
+    site = build("a", origins=3, pages=4, port=8000)
+    best = measure(site, rounds=1)
+    assert set(best) == {"off", "builtin", "ours"}
+    assert all(0 < seconds < 0.01 for seconds in best.values()), best
