@@ -128,3 +128,35 @@ def test_origin_of_accepts_parsed_urls(
 
 def test_port_zero_is_no_origin() -> None:
     assert origin_of("http://example.com:0/") is None
+
+
+def test_middleware_remembers_origins_per_scheme_and_netloc() -> None:
+    """The middleware's memo gives the same origin as origin_of, on a miss and on
+    a hit, for spellings of one origin and for URLs that have none."""
+    from scrapy import Request, Spider
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_robots_std import RobotsTxtStdMiddleware
+
+    crawler = get_crawler(
+        Spider, {"ROBOTSTXT_OBEY": True, "ADDONS": {"scrapy_robots_std.Addon": 0}}
+    )
+    mw = RobotsTxtStdMiddleware.from_crawler(crawler)
+    urls = [
+        "http://Example.COM/a",
+        "http://example.com:80/b?q=1",
+        "https://example.com/c",
+        "https://user:pw@example.com:8443/d",
+        "http://xn--bcher-kva.example/e",
+        "http://[::1]:8080/f",
+        "ftp://example.com/h",
+    ]
+    for _ in range(2):  # the second pass reads the memo
+        for url in urls:
+            assert mw._origin_to_check(Request(url)) == origin_of(url), url
+    assert (
+        mw._origin_to_check(
+            Request("http://example.com/", meta={"dont_obey_robotstxt": True})
+        )
+        is None
+    )
