@@ -121,6 +121,11 @@ _BOUNDARY_CODE = (
 
 _OTHER, _LAYER, _BOUNDARY = 0, 1, 2
 
+#: The spider's own work on each page (the callback and the requests it builds):
+#: the same in every way of variant (a), so a yardstick for the machine's speed.
+_SPIDER_CODE = "/benchmarks/crawl/spider.py"
+_REFERENCE_FUNCTIONS = frozenset({"parse", "_request"})
+
 
 class StackSampler:
     """Which share of the crawl's CPU the robots.txt layer takes (module docstring).
@@ -136,7 +141,9 @@ class StackSampler:
     decided by a frame of Scrapy's machinery working on a ``request`` or
     ``response`` for a robots.txt URL (the robots.txt requests themselves); ``gc``
     the ticks that fell inside a garbage collection (whoever triggered it: a share
-    of the crawl's own allocations); ``total`` counts every sample.
+    of the crawl's own allocations); ``reference`` those decided by the spider's
+    callback or its request building (the same work in every way of variant (a));
+    ``total`` counts every sample.
     """
 
     def __init__(self, way: str, interval: float = 0.005) -> None:
@@ -146,6 +153,7 @@ class StackSampler:
         self.layer = 0
         self.fetch = 0
         self.gc = 0
+        self.reference = 0
         self._gc_pending = False
         self._gc_remaining = 0.0
         self._gc_started = 0.0
@@ -207,7 +215,13 @@ class StackSampler:
                 ):
                     self.fetch += 1
                 else:
-                    self.crawl_where[_where(frame.f_code)] += 1
+                    code = frame.f_code
+                    self.crawl_where[_where(code)] += 1
+                    if (
+                        code.co_name in _REFERENCE_FUNCTIONS
+                        and _SPIDER_CODE in code.co_filename.replace("\\", "/")
+                    ):
+                        self.reference += 1
                 return
             frame = frame.f_back
 
@@ -229,6 +243,7 @@ class StackSampler:
             "layer": self.layer,
             "fetch": self.fetch,
             "gc": self.gc,
+            "reference": self.reference,
             "where": dict(self.where.most_common(20)),
             "crawl_where": dict(self.crawl_where.most_common(40)),
         }

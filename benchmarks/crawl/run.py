@@ -168,6 +168,14 @@ class Run:
         return float((samples["layer"] + samples["fetch"]) / samples["total"])
 
     @property
+    def per_reference(self) -> float | None:
+        """CPU samples per sample of the spider's own work (see layer.py)."""
+        samples = self.result.get("samples")
+        if not samples or not samples.get("reference"):
+            return None
+        return float(samples["total"] / samples["reference"])
+
+    @property
     def gc_share(self) -> float | None:
         """Percent of the crawl's CPU time spent in the garbage collector."""
         gc_time = self.result.get("gc")
@@ -351,7 +359,14 @@ def _share_table(res: VariantResult) -> Table:
             "together %, each rep",
             "GC samples %",
             "GC % of CPU (gc.callbacks)",
+            "CPU per spider work",
+            "vs off",
+            "vs off, each rep",
         ],
+    )
+    off_by_rep = {r.rep: r.per_reference for r in runs["off"]}
+    off_per_reference = median(
+        [x for r in runs["off"] if (x := r.per_reference) is not None]
     )
     for way in WAYS:
         rs = [r for r in runs[way] if r.result.get("samples")]
@@ -376,6 +391,15 @@ def _share_table(res: VariantResult) -> Table:
             ),
             fmt(median([pct(r, "gc") for r in rs])),
             fmt(median([r.gc_share for r in rs if r.gc_share is not None])),
+            fmt(median([x for r in rs if (x := r.per_reference) is not None]), 3),
+            ratio(
+                median([x for r in rs if (x := r.per_reference) is not None]),
+                off_per_reference,
+            ),
+            " / ".join(
+                ratio(r.per_reference, off_by_rep.get(r.rep))
+                for r in sorted(rs, key=lambda r: r.rep)
+            ),
         )
     interval = next(
         (r.result["samples"]["interval"] for r in res.runs if r.result.get("samples")),
@@ -390,7 +414,10 @@ def _share_table(res: VariantResult) -> Table:
         "move with the machine's speed, which the wall and CPU ratios between runs do. "
         "Ticks that fall inside a garbage collection are GC samples, not the "
         "layer's or the crawl's, whoever allocated; GC % of CPU is the time "
-        "gc.callbacks measure in collections"
+        "gc.callbacks measure in collections. CPU per spider work: all samples "
+        "divided by the samples of the spider's callback and request building, the "
+        "same work in every way of (a): the crawl's CPU in units of the machine's "
+        "speed at the time"
     )
     return table
 
@@ -497,6 +524,19 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
             res.lines.append(
                 f"{label} (a) wall <= 1.02x robots-off, {LABELS[way]}: "
                 f"{verdict} {wall / off:.3f}x"
+            )
+        off_work = median(
+            [x for r in runs["off"] if (x := r.per_reference) is not None]
+        )
+        for way in ("ours", "builtin"):
+            work = median([x for r in runs[way] if (x := r.per_reference) is not None])
+            if work is None or not off_work:
+                continue
+            verdict = "PASS" if work / off_work <= 1.02 else "MISS"
+            res.lines.append(
+                f"(a) CPU per unit of the spider's own work, {LABELS[way]}: "
+                f"{work / off_work:.3f}x robots-off's ({verdict} against 1.02x; "
+                "info: the machine's speed drift cancels out)"
             )
         for way in ("ours", "builtin"):
             share = median([s for r in runs[way] if (s := r.layer_share) is not None])
