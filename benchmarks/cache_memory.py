@@ -93,41 +93,48 @@ def load_origins(corpus: Path, count: int | None, use_urls: bool) -> list[Origin
 # --------------------------------------------------------------------------
 
 
+def stored_entry(url: str, robots: Any) -> Any:
+    """The ``CacheEntry`` ``RobotsTxtStdMiddleware._store`` makes for ``url``'s origin
+    after a 200 without redirects, holding ``robots`` (a parsed ``RobotsTxt``)."""
+    from scrapy_robots_std import _policy
+    from scrapy_robots_std._origin import origin_of
+    from scrapy_robots_std.cache import CacheEntry
+    from scrapy_robots_std.middleware import _describe
+
+    origin = origin_of(url)
+    assert origin is not None, url
+    status = 200
+    verdict = _policy.fetch_verdict(
+        _policy.FetchOutcome(status=status), robots.standard
+    )
+    now = time.time()
+    return CacheEntry(
+        origin=origin.key,
+        robots_url=origin.robots_url,
+        verdict=verdict.verdict,
+        reason=verdict.reason,
+        detail=_describe(verdict, f"HTTP {status}"),
+        robots=robots,
+        status=status,
+        fetched_at=now,
+        expires_at=now + 86400.0,
+    )
+
+
 def build_ours(
     origins: list[Origin], token: str, standard: str, *, full_copy: bool = False
 ) -> Any:
-    from scrapy_robots_std import _policy
-    from scrapy_robots_std._origin import origin_of
     from scrapy_robots_std._robots import RobotsTxt
-    from scrapy_robots_std.cache import CacheEntry, MemoryCache
-    from scrapy_robots_std.middleware import _describe
+    from scrapy_robots_std.cache import MemoryCache
     from scrapy_robots_std.scrapy_parser import StdRobotParser
 
     cache = MemoryCache(max_origins=len(origins))
     for item in origins:
-        origin = origin_of(item.url)
-        assert origin is not None, item.url
-        status = 200
-        # As RobotsTxtStdMiddleware._attempt and _store do for a 200 without redirects.
-        detail = f"HTTP {status}" + ""
-        verdict = _policy.fetch_verdict(_policy.FetchOutcome(status=status), standard)
         parsed = RobotsTxt.parse(bytes(bytearray(item.body)), standard)
         # _store caches the copy without diagnostics; --with-diagnostics keeps
         # the full object, as versions before 0.3.1 did.
         robots = parsed if full_copy else parsed.without_diagnostics()
-        now = time.time()
-        entry = CacheEntry(
-            origin=origin.key,
-            robots_url=origin.robots_url,
-            verdict=verdict.verdict,
-            reason=verdict.reason,
-            detail=_describe(verdict, detail),
-            robots=robots,
-            status=status,
-            fetched_at=now,
-            expires_at=now + 86400.0,
-        )
-        cache.put(entry)
+        cache.put(stored_entry(item.url, robots))
         # What the robots_parsed signal carries; its receivers are gone afterwards.
         StdRobotParser.from_robots(parsed)
         del parsed

@@ -107,24 +107,23 @@ LAYER_CODE: dict[str, tuple[str, ...]] = {
     "ours": ("/scrapy_robots_std/",),
 }
 
-#: Scrapy's own machinery and the spider: the frames that call into the layer and
-#: that the layer calls back into (the engine, the downloader and its handlers, the
-#: middleware managers and the other middlewares, extensions, the spider).
+#: Scrapy's own machinery: the frames that call into the layer and that the layer
+#: calls back into (the engine, the downloader and its handlers, the middleware
+#: managers and the other middlewares, extensions; the spider is below).
 _BOUNDARY_CODE = (
     "/scrapy/core/",
     "/scrapy/middleware.py",
     "/scrapy/downloadermiddlewares/",
     "/scrapy/spidermiddlewares/",
     "/scrapy/extensions/",
-    "/benchmarks/crawl/spider.py",
 )
-
-_OTHER, _LAYER, _BOUNDARY = 0, 1, 2
-
-#: The spider's own work on each page (the callback and the requests it builds):
-#: the same in every way of variant (a), so a yardstick for the machine's speed.
+#: The spider: machinery too, and its own work on each page (the callback and the
+#: requests it builds) is the same in every way of variant (a), so a yardstick for
+#: the machine's speed.
 _SPIDER_CODE = "/benchmarks/crawl/spider.py"
 _REFERENCE_FUNCTIONS = frozenset({"parse", "_request"})
+
+_OTHER, _LAYER, _BOUNDARY, _SPIDER = 0, 1, 2, 3
 
 
 class StackSampler:
@@ -157,7 +156,7 @@ class StackSampler:
         self._gc_pending = False
         self._gc_remaining = 0.0
         self._gc_started = 0.0
-        self._kind: dict[str, int] = {}  # code file -> _OTHER, _LAYER or _BOUNDARY
+        self._kind: dict[str, int] = {}  # code file -> _OTHER, _LAYER, ...
         # The layer functions that decided the layer's samples, and the innermost
         # frame of each, for looking into where the layer's time goes (--json).
         self.where: collections.Counter[str] = collections.Counter()
@@ -168,6 +167,8 @@ class StackSampler:
         path = filename.replace("\\", "/")
         if any(part in path for part in self.layer_code):
             kind = _LAYER
+        elif _SPIDER_CODE in path:
+            kind = _SPIDER
         elif any(part in path for part in _BOUNDARY_CODE):
             kind = _BOUNDARY
         else:
@@ -208,7 +209,7 @@ class StackSampler:
                     f"({innermost.f_code.co_filename.rsplit('/', 1)[-1]})"
                 ] += 1
                 return
-            if kind == _BOUNDARY:
+            if kind >= _BOUNDARY:
                 names = frame.f_code.co_varnames
                 if ("request" in names or "response" in names) and _is_robots_fetch(
                     frame.f_locals
@@ -217,10 +218,7 @@ class StackSampler:
                 else:
                     code = frame.f_code
                     self.crawl_where[_where(code)] += 1
-                    if (
-                        code.co_name in _REFERENCE_FUNCTIONS
-                        and _SPIDER_CODE in code.co_filename.replace("\\", "/")
-                    ):
+                    if kind == _SPIDER and code.co_name in _REFERENCE_FUNCTIONS:
                         self.reference += 1
                 return
             frame = frame.f_back

@@ -44,6 +44,18 @@ def _run(coro: Coroutine[Any, Any, None]) -> None:
     raise RuntimeError("the check waited: the verdict was not cached")
 
 
+def _then_process_request(
+    scheduled: Callable[[Request], None], middleware: Any
+) -> Callable[[Request], None]:
+    """The signal, then the middleware's check, as a crawl takes a page request."""
+
+    def check(request: Request) -> None:
+        scheduled(request)
+        _run(middleware.process_request(request))
+
+    return check
+
+
 def _layers(site: Any) -> dict[str, Callable[[Request], None]]:
     from scrapy import Spider, signals
     from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
@@ -51,10 +63,9 @@ def _layers(site: Any) -> dict[str, Callable[[Request], None]]:
     from scrapy.robotstxt import ProtegoRobotParser
     from scrapy.utils.test import get_crawler
 
+    from benchmarks.cache_memory import stored_entry
     from benchmarks.crawl.crawl import settings_for
     from scrapy_robots_std import RobotsTxt, RobotsTxtStdMiddleware
-    from scrapy_robots_std._origin import origin_of
-    from scrapy_robots_std.cache import CacheEntry
 
     checks: dict[str, Callable[[Request], None]] = {}
     for way in ("off", "builtin", "ours"):
@@ -83,41 +94,15 @@ def _layers(site: Any) -> dict[str, Callable[[Request], None]]:
                     crawler, site.robots_body(origin)
                 )
 
-            def check_builtin(
-                request: Request, mw: Any = builtin, scheduled: Any = scheduled
-            ) -> None:
-                scheduled(request)
-                _run(mw.process_request(request))
-
-            checks[way] = check_builtin
+            checks[way] = _then_process_request(scheduled, builtin)
         else:
             ours = RobotsTxtStdMiddleware.from_crawler(crawler)
-            now = time.time()
             for origin in site.origins:
-                key = origin_of(site.home(origin))
-                assert key is not None
                 robots = RobotsTxt.parse(site.robots_body(origin))
                 ours.cache.put(
-                    CacheEntry(
-                        origin=key.key,
-                        robots_url=key.robots_url,
-                        verdict="parse",
-                        reason="2xx",
-                        detail="HTTP 200",
-                        robots=robots.without_diagnostics(),
-                        status=200,
-                        fetched_at=now,
-                        expires_at=now + 86400,
-                    )
+                    stored_entry(site.home(origin), robots.without_diagnostics())
                 )
-
-            def check_ours(
-                request: Request, mw: Any = ours, scheduled: Any = scheduled
-            ) -> None:
-                scheduled(request)
-                _run(mw.process_request(request))
-
-            checks[way] = check_ours
+            checks[way] = _then_process_request(scheduled, ours)
     return checks
 
 

@@ -365,9 +365,7 @@ def _share_table(res: VariantResult) -> Table:
         ],
     )
     off_by_rep = {r.rep: r.per_reference for r in runs["off"]}
-    off_per_reference = median(
-        [x for r in runs["off"] if (x := r.per_reference) is not None]
-    )
+    off_per_reference = median([r.per_reference for r in runs["off"]])
     for way in WAYS:
         rs = [r for r in runs[way] if r.result.get("samples")]
         if not rs:
@@ -377,7 +375,8 @@ def _share_table(res: VariantResult) -> Table:
             samples = r.result["samples"]
             return 100 * samples[key] / samples["total"] if samples["total"] else 0.0
 
-        share = median([s for r in rs if (s := r.layer_share) is not None])
+        share = median([r.layer_share for r in rs])
+        per_reference = median([r.per_reference for r in rs])
         table.add(
             LABELS[way],
             fmt(median([r.result["samples"]["total"] for r in rs]), 0),
@@ -390,12 +389,9 @@ def _share_table(res: VariantResult) -> Table:
                 for r in sorted(rs, key=lambda r: r.rep)
             ),
             fmt(median([pct(r, "gc") for r in rs])),
-            fmt(median([r.gc_share for r in rs if r.gc_share is not None])),
-            fmt(median([x for r in rs if (x := r.per_reference) is not None]), 3),
-            ratio(
-                median([x for r in rs if (x := r.per_reference) is not None]),
-                off_per_reference,
-            ),
+            fmt(median([r.gc_share for r in rs])),
+            fmt(per_reference, 3),
+            ratio(per_reference, off_per_reference),
             " / ".join(
                 ratio(r.per_reference, off_by_rep.get(r.rep))
                 for r in sorted(rs, key=lambda r: r.rep)
@@ -525,11 +521,9 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
                 f"{label} (a) wall <= 1.02x robots-off, {LABELS[way]}: "
                 f"{verdict} {wall / off:.3f}x"
             )
-        off_work = median(
-            [x for r in runs["off"] if (x := r.per_reference) is not None]
-        )
+        off_work = median([r.per_reference for r in runs["off"]])
         for way in ("ours", "builtin"):
-            work = median([x for r in runs[way] if (x := r.per_reference) is not None])
+            work = median([r.per_reference for r in runs[way]])
             if work is None or not off_work:
                 continue
             verdict = "PASS" if work / off_work <= 1.02 else "MISS"
@@ -539,7 +533,7 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
                 "info: the machine's speed drift cancels out)"
             )
         for way in ("ours", "builtin"):
-            share = median([s for r in runs[way] if (s := r.layer_share) is not None])
+            share = median([r.layer_share for r in runs[way]])
             if share is None:
                 continue
             estimate = 1 / (1 - share)
