@@ -150,10 +150,18 @@ def test_middleware_remembers_origins_per_scheme_and_netloc() -> None:
         "http://xn--bcher-kva.example/e",
         "http://[::1]:8080/f",
         "ftp://example.com/h",
+        # The memo is keyed by the text before the first "/" after "://".
+        "HTTP://EXAMPLE.com",
+        "http://example.com?next=/g",
+        "http://" + "u" * 600 + "@example.com:8080/i",
+        "http://example.com#" + "x" * 600,
+        "http://other.example/j?u=http://example.com/k",
+        "data:text/plain,http://example.com/l",
     ]
     for _ in range(2):  # the second pass reads the memo
         for url in urls:
             assert mw._origin_to_check(Request(url)) == origin_of(url), url
+    assert all(len(key) <= 512 for key in mw._origins), "long keys are not kept"
     assert (
         mw._origin_to_check(
             Request("http://example.com/", meta={"dont_obey_robotstxt": True})

@@ -3,22 +3,26 @@
     python -m benchmarks.crawl.request_path [--rounds N] [--origins N] [--pages N]
 
 Variant (a)'s site (every page allowed), every origin's robots.txt already parsed
-and cached, and each page request taken through what the layer does to it in a
-crawl, in this process, with no network:
+and cached, and each request taken through what the layer does to it in a crawl,
+in this process, with no network. Two paths:
 
-* robots.txt off: Scrapy sends ``request_scheduled`` (the baseline: no layer).
-* built-in: ``request_scheduled`` with no receiver of the layer, then
-  ``RobotsTxtMiddleware.process_request`` (its parser cached for the netloc).
-* scrapy-robots-std: ``request_scheduled`` with the add-on's receiver connected,
-  then ``RobotsTxtStdMiddleware.process_request`` (a fresh cache entry).
+* a page request, which is downloaded: Scrapy sends ``request_scheduled``, then the
+  middleware's ``process_request`` checks it (robots.txt off: the signal alone;
+  built-in: ``RobotsTxtMiddleware.process_request``, its parser cached for the
+  netloc; scrapy-robots-std: its parking receiver, then
+  ``RobotsTxtStdMiddleware.process_request`` with a fresh cache entry). The URL
+  parse is cached beforehand (``urlparse_cached``), as the scheduler's
+  downloader-aware queue leaves it in a crawl for every way.
+* a duplicate link, which the scheduler's duplicate filter drops: only
+  ``request_scheduled`` runs, on a request whose URL nobody has parsed yet. Every
+  link of every page is scheduled, so in (a) these outnumber the page requests
+  about six to one.
 
-Fresh ``Request`` objects each round, made outside the timing with their URL parse
-already cached (``urlparse_cached``), as the scheduler's downloader-aware queue
-leaves it in a crawl for every way. CPU time per request, the best
-of N rounds: a short measurement on a machine whose speed drifts, so the fastest
-round is the least disturbed. The wall-clock cost of a crawl has more in it (the
-robots.txt requests themselves, parsing, garbage collection); this is the part that
-grows with every page.
+CPU time per request, the best of N interleaved rounds: a short measurement on a
+machine whose speed drifts, so the fastest round is the least disturbed. The total
+is each path's layer cost (minus robots-off's) times how often a crawl of the site
+takes it. A crawl's cost has more in it (the robots.txt requests themselves,
+parsing, garbage collection); this is the part that grows with every page and link.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ def _then_process_request(
     return check
 
 
-def _layers(site: Any) -> dict[str, Callable[[Request], None]]:
+def _layers(site: Any) -> dict[str, dict[str, Callable[[Request], None]]]:
+    """Per path ("page", "link"), what each way does to a request on it."""
     from scrapy import Spider, signals
     from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
     from scrapy.exceptions import IgnoreRequest
@@ -67,7 +72,7 @@ def _layers(site: Any) -> dict[str, Callable[[Request], None]]:
     from benchmarks.crawl.crawl import settings_for
     from scrapy_robots_std import RobotsTxt, RobotsTxtStdMiddleware
 
-    checks: dict[str, Callable[[Request], None]] = {}
+    paths: dict[str, dict[str, Callable[[Request], None]]] = {"page": {}, "link": {}}
     for way in ("off", "builtin", "ours"):
         crawler = get_crawler(Spider, settings_for(way, 10.0, smoke=False))
         spider = Spider("bench")
@@ -84,57 +89,74 @@ def _layers(site: Any) -> dict[str, Callable[[Request], None]]:
                 dont_log=IgnoreRequest,
             )
 
-        if way == "off":
-            checks[way] = scheduled
-        elif way == "builtin":
-            builtin = RobotsTxtMiddleware.from_crawler(crawler)
+        middleware: Any = None
+        if way == "builtin":
+            middleware = RobotsTxtMiddleware.from_crawler(crawler)
             for origin in site.origins:
                 netloc = f"{origin.host}:{site.port}"
-                builtin._parsers[netloc] = ProtegoRobotParser.from_crawler(
+                middleware._parsers[netloc] = ProtegoRobotParser.from_crawler(
                     crawler, site.robots_body(origin)
                 )
-
-            checks[way] = _then_process_request(scheduled, builtin)
-        else:
-            ours = RobotsTxtStdMiddleware.from_crawler(crawler)
+        elif way == "ours":
+            middleware = RobotsTxtStdMiddleware.from_crawler(crawler)
             for origin in site.origins:
                 robots = RobotsTxt.parse(site.robots_body(origin))
-                ours.cache.put(
+                middleware.cache.put(
                     stored_entry(site.home(origin), robots.without_diagnostics())
                 )
-            checks[way] = _then_process_request(scheduled, ours)
-    return checks
+        paths["link"][way] = scheduled
+        paths["page"][way] = (
+            scheduled
+            if middleware is None
+            else _then_process_request(scheduled, middleware)
+        )
+    return paths
 
 
-def _requests(urls: list[str]) -> list[Request]:
+def _requests(urls: list[str], *, parsed: bool) -> list[Request]:
     from scrapy import Request
     from scrapy.utils.httpobj import urlparse_cached
 
     requests = [Request(url) for url in urls]
-    for request in requests:
-        urlparse_cached(request)
+    if parsed:
+        for request in requests:
+            urlparse_cached(request)
     return requests
 
 
-def measure(site: Any, rounds: int) -> dict[str, float]:
-    """Best-of-``rounds`` CPU seconds per request, for each way."""
+def scheduled_links(site: Any) -> int:
+    """How many requests a crawl of (a)'s site schedules: the start requests and
+    every link of every page (the home page's included)."""
+    from benchmarks.crawl.site import page_links
+
+    return len(site.seeds()) + sum(
+        len(page_links(site, origin.index, page))
+        for origin in site.origins
+        for page in range(-1, len(origin.pages))
+    )
+
+
+def measure(site: Any, rounds: int) -> dict[str, dict[str, float]]:
+    """Best-of-``rounds`` CPU seconds per request of each path, for each way."""
 
     urls = [url for origin in site.origins for url in site.expected_pages(origin)]
-    checks = _layers(site)
+    paths = _layers(site)
     # One untimed pass: first queries build each token's rule index (a per-origin
     # cost, paid once per crawl, not per request).
-    warm = _requests(urls)
-    for check in checks.values():
+    warm = _requests(urls, parsed=True)
+    for check in paths["page"].values():
         for request in warm:
             check(request)
-    best = dict.fromkeys(checks, float("inf"))
+    best = {path: dict.fromkeys(ways, float("inf")) for path, ways in paths.items()}
     for _ in range(rounds):
-        for way, check in checks.items():  # interleaved
-            requests = _requests(urls)
-            start = time.process_time()
-            for request in requests:
-                check(request)
-            best[way] = min(best[way], (time.process_time() - start) / len(urls))
+        for path, ways in paths.items():
+            for way, check in ways.items():  # interleaved
+                requests = _requests(urls, parsed=path == "page")
+                start = time.process_time()
+                for request in requests:
+                    check(request)
+                elapsed = (time.process_time() - start) / len(urls)
+                best[path][way] = min(best[path][way], elapsed)
     return best
 
 
@@ -149,26 +171,35 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     site = build("a", origins=args.origins, pages=args.pages, port=8000)
     pages = sum(len(site.expected_pages(o)) for o in site.origins)
+    duplicates = scheduled_links(site) - pages
     best = measure(site, args.rounds)
     print(
-        f"per-request check, variant (a) site: {len(site.origins):,} origins, "
-        f"{pages:,} page requests; CPU {cpu_model()}; best of {args.rounds} rounds"
+        f"per-request check, variant (a) site: {len(site.origins):,} origins; a crawl "
+        f"of it schedules {pages:,} page requests and {duplicates:,} duplicate links; "
+        f"CPU {cpu_model()}; best of {args.rounds} rounds"
     )
-    base = best["off"]
-    print(f"{'way':20} {'µs/request':>11} {'layer µs':>9} {'layer s, all pages':>19}")
+    page, link = best["page"], best["link"]
+    print(
+        f"{'way':20} {'page µs':>8} {'layer µs':>9} {'link µs':>8} {'layer µs':>9} "
+        f"{'layer s, crawl':>15}"
+    )
     for way, label in (
         ("off", "robots.txt off"),
         ("builtin", "built-in (Protego)"),
         ("ours", "scrapy-robots-std"),
     ):
-        layer = best[way] - base
+        page_layer = page[way] - page["off"]
+        link_layer = link[way] - link["off"]
+        total = page_layer * pages + link_layer * duplicates
         print(
-            f"{label:20} {1e6 * best[way]:>11.2f} {1e6 * layer:>9.2f} "
-            f"{layer * pages:>19.3f}"
+            f"{label:20} {1e6 * page[way]:>8.2f} {1e6 * page_layer:>9.2f} "
+            f"{1e6 * link[way]:>8.2f} {1e6 * link_layer:>9.2f} {total:>15.3f}"
         )
     print(
-        "layer µs: the way's time minus robots-off's (the request_scheduled signal "
-        "alone); layer s: that times the site's page requests"
+        "page: a request that is downloaded (request_scheduled, then process_request); "
+        "link: one the scheduler drops as a duplicate (request_scheduled only); "
+        "layer µs: the way's time minus robots-off's; layer s: page layer µs x page "
+        "requests + link layer µs x duplicate links"
     )
     return 0
 
