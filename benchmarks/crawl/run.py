@@ -120,6 +120,8 @@ class Servers:
                 os.kill(proc.pid, signal.SIGTERM)
         for proc in self.procs:
             _wait_or_kill(proc, 30)
+            if proc.stdout is not None:
+                proc.stdout.close()
         self.procs.clear()
 
 
@@ -203,10 +205,15 @@ def crawl(
     download_timeout: float,
     timeout: float,
     extra: tuple[str, ...] = (),
+    wrapper: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], float]:
+    """One crawl in its own process (``wrapper``: a command it runs under, such as
+    valgrind); its result and the servers' CPU seconds meanwhile."""
     out = workdir / f"result-{way}-{time.monotonic_ns()}.json"
     errlog = out.with_suffix(".log")
     cmd = [
+        *wrapper,
         sys.executable,
         "-m",
         "benchmarks.crawl.crawl",
@@ -223,7 +230,7 @@ def crawl(
         cmd.append("--smoke")
     cpu0 = servers.cpu()
     with errlog.open("w") as err:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=err, stderr=err)
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=err, stderr=err, env=env)
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
