@@ -12,6 +12,7 @@ import logging
 import resource
 import time
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import pytest
 from hostile import (
@@ -460,6 +461,44 @@ async def test_10_mb_body_is_cut_at_500_kib_without_downloading_the_rest(
     assert record.bytes_sent < 3 * 1024 * 1024
     assert pages_served(hostile) == {"/public/a"}
     assert stat(result, "robots_std/body/truncated") == 1
+    assert_no_errors(result)
+
+
+@deferred_f_from_coro_f
+async def test_page_downloads_do_not_pass_the_robots_txt_size_receivers(
+    hostile: HostileServer,
+) -> None:
+    """The headers_received / bytes_received receivers that bound a robots.txt
+    download are connected only while a fetch is in flight, so the pages requested
+    after the verdict (all of them here: they wait for it) do not pay for them."""
+    from pydispatch import dispatcher
+
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    seen: dict[str, list[str]] = {}
+
+    def on_crawler(crawler: Crawler) -> None:
+        def receivers(request: Request) -> None:
+            live = dispatcher.liveReceivers(
+                dispatcher.getAllReceivers(
+                    crawler.signals.sender, signals.bytes_received
+                )
+            )
+            seen[urlsplit(request.url).path] = [
+                getattr(r, "__qualname__", repr(r)) for r in live
+            ]
+
+        def on_headers(request: Request, **_: Any) -> None:
+            receivers(request)
+
+        crawler.signals.connect(on_headers, signals.headers_received, weak=False)
+
+    pages = serve_pages(hostile, ("/public/a", "/public/b", "/public/c"))
+    result = await run_crawl(pages, settings(), on_crawler=on_crawler)
+    assert pages_served(hostile) == {"/public/a", "/public/b", "/public/c"}
+    ours = "RobotsTxtStdMiddleware._bytes_received"
+    assert ours in seen["/robots.txt"]  # connected while the fetch was in flight
+    for page in ("/public/a", "/public/b", "/public/c"):
+        assert ours not in seen[page], page
     assert_no_errors(result)
 
 
