@@ -150,7 +150,8 @@ class RobotsTxtStdMiddleware:
         self._watching = False  # see _watch_downloads()
         self._tokens: dict[bytes, str] = {}
         # Every request is looked up twice (when scheduled, when downloaded): the
-        # origin depends only on scheme and netloc, so it is worked out once per pair.
+        # origin depends only on the URL up to its authority (_memo_key), so it is
+        # worked out once per such prefix.
         self._origins: dict[str, Origin | None] = {}
         self._report = _report.Report(self.config.summary_top)
         self._report.dry_run = self.config.dry_run
