@@ -352,9 +352,8 @@ class RobotsTxtStdMiddleware:
 
     def _start_fetch(self, origin: Origin, trigger: Request) -> _Fetch:
         fetch = _Fetch(origin, trigger)
-        if not self._fetches:
-            self._watch_downloads(True)
         self._fetches[origin.key] = fetch
+        self._watch_downloads(True)
         fetch.task = deferred_from_coro(self._fetch_cycle(fetch))
         return fetch
 
@@ -371,8 +370,7 @@ class RobotsTxtStdMiddleware:
             entry = self._unreachable_entry(fetch.origin, f"internal error: {exc!r}")
         finally:
             self._fetches.pop(fetch.origin.key, None)
-            if not self._fetches:
-                self._watch_downloads(False)
+            self._watch_downloads(bool(self._fetches))
             self._release_claim(fetch)
             if entry is None:  # cancelled at shutdown
                 entry = self._unreachable_entry(fetch.origin, "the spider closed")

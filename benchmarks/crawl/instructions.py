@@ -35,17 +35,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.crawl import report
-from benchmarks.crawl.run import Servers, _free_port, _shown, crawl, log
+from benchmarks.crawl.run import (
+    A_TARGET,
+    LABELS,
+    WAYS,
+    Servers,
+    _free_port,
+    _shown,
+    crawl,
+    log,
+    put_block,
+    verdict,
+)
 from benchmarks.crawl.site import REPO_ROOT, build
 
-WAYS = ("off", "builtin", "ours")
-LABELS = {
-    "off": "robots.txt off",
-    "builtin": "built-in (Protego)",
-    "ours": "scrapy-robots-std",
-}
-TARGET = 1.02
-BLOCK = "a-instructions"
 _TOTALS = re.compile(rb"^(?:totals|summary):\s*(\d+)", re.MULTILINE)
 
 
@@ -200,10 +203,10 @@ def text(figures: Figures, markdown: bool) -> str:
     ]
     for way in ("ours", "builtin"):
         ratio = medians[way] / base
-        verdict = "PASS" if ratio <= TARGET else "MISS"
         lines.append(
             f"(a) instructions, {LABELS[way]}: {ratio:.4f}x robots-off's "
-            f"({verdict} against {TARGET}x; info: the target is judged on wall time)"
+            f"({verdict(ratio)} against {A_TARGET}x; info: the target is judged on "
+            "wall time)"
         )
     if markdown:
         body = "\n".join(f"* {line}" for line in lines)
@@ -212,21 +215,13 @@ def text(figures: Figures, markdown: bool) -> str:
 
 
 def write_markdown(path: Path, command: str, block: str) -> None:
-    """Put the block between its markers, or after variant (a)'s block."""
-    begin, end = f"<!-- crawl:{BLOCK} -->", f"<!-- /crawl:{BLOCK} -->"
-    content = f"{begin}\nCommand: `{command}`\n\n{block}\n{end}\n"
-    text_now = path.read_text(encoding="utf-8")
-    start, stop = text_now.find(begin), text_now.find(end)
-    if start >= 0 and stop >= 0:
-        new = text_now[:start] + content + text_now[stop + len(end) + 1 :]
-    else:
-        anchor = text_now.find("<!-- /crawl:a -->")
-        if anchor < 0:
-            new = text_now.rstrip("\n") + "\n\n" + content
-        else:
-            cut = text_now.index("\n", anchor) + 1
-            new = text_now[:cut] + "\n" + content + text_now[cut:]
-    path.write_text(new, encoding="utf-8")
+    """Put the block between its markers in ``path`` (after variant (a)'s)."""
+    text = put_block(
+        path.read_text(encoding="utf-8"),
+        "a-instructions",
+        f"Command: `{command}`\n\n{block}",
+    )
+    path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
