@@ -2,16 +2,22 @@
 
 How a request travels (README "How it works" says the same for users):
 
-1. ``request_scheduled``: a request whose origin has no fresh verdict is *parked*
-   here instead of entering the scheduler, and the origin's robots.txt fetch starts
-   (one per origin). Parked requests hold none of the crawl's concurrency, so a
-   black-holed origin cannot stall the others.
-2. When the fetch cycle ends (a verdict, possibly after retries), the verdict is
+1. ``process_request`` checks every request against its origin's verdict. A request
+   whose origin has no fresh verdict starts the origin's robots.txt fetch (one per
+   origin) and goes back to the engine (``_requeue``) rather than wait there holding
+   a downloader slot.
+2. While any fetch is in flight, ``request_scheduled`` is received: a request whose
+   origin has no fresh verdict is *parked* instead of entering the scheduler (so is a
+   requeued one). Parked requests hold none of the crawl's concurrency, so a
+   black-holed origin cannot stall the others. The receiver is disconnected when no
+   fetch is in flight, because it would otherwise run for every link the spider
+   yields, duplicates included.
+3. When the fetch cycle ends (a verdict, possibly after retries), the verdict is
    cached and the parked requests are scheduled again.
-3. ``process_request`` checks every request against its origin's verdict. A request
-   that reaches it without a fresh verdict (``engine.download_async`` callers, a
-   resumed ``JOBDIR`` queue, a verdict that expired while queued) waits for the
-   origin's fetch there, with its own Deferred, so every waiter is checked.
+4. A request that reaches ``process_request`` a second time without a fresh verdict
+   (``engine.download_async`` callers, which the engine does not reschedule; a verdict
+   evicted or expired in between) waits for the origin's fetch there, with its own
+   Deferred, so every waiter is checked.
 """
 
 from __future__ import annotations
@@ -71,6 +77,9 @@ FETCH_META: Final = "robots_std_fetch"
 SITEMAP_META: Final = "robots_std_sitemap_of"
 #: Set on a parked request when it is scheduled again, so it is not parked twice.
 _RELEASED_META: Final = "_robots_std_released"
+#: Set on a request sent back to the engine for lack of a verdict (_requeue); the
+#: value is the request's own ``dont_filter``, given back when it returns.
+_REQUEUED_META: Final = "_robots_std_requeued"
 #: Decision reasons for verdicts that are not a rule of the file.
 REASON_UNREACHABLE: Final = "unreachable"
 REASON_HTTP_STATUS: Final = "http-status"
@@ -147,7 +156,7 @@ class RobotsTxtStdMiddleware:
         self.cache: RobotsCache = build_from_crawler(backend, crawler)
         self._shared = self.cache if isinstance(self.cache, SharedFetches) else None
         self._fetches: dict[str, _Fetch] = {}
-        self._watching = False  # see _watch_downloads()
+        self._watching = False  # see _watch_while_fetching()
         self._tokens: dict[bytes, str] = {}
         # Every request is looked up twice (when scheduled, when downloaded): the
         # origin depends only on the URL up to its authority (_memo_key), so it is
@@ -164,16 +173,16 @@ class RobotsTxtStdMiddleware:
         spider = getattr(crawler, "spider", None)
         if spider is not None:
             self._sitemap_callback(spider)  # a bad name stops the crawl at start
-        # Runs for every request the spider yields, duplicates included, so it is a
-        # plain function (the dispatcher calls one about 1 µs faster than a bound
-        # method); the middleware keeps it alive (receivers are held weakly).
+        # While connected it runs for every request the spider yields, duplicates
+        # included, so it is a plain function (the dispatcher calls one about 1 µs
+        # faster than a bound method); the middleware keeps it alive (receivers are
+        # held weakly). Connected only while a fetch is in flight: _watch_while_fetching.
         park = self._park_if_unknown
 
         def on_request_scheduled(request: Request, **_: Any) -> None:
             park(request)
 
         self._on_request_scheduled = on_request_scheduled
-        crawler.signals.connect(on_request_scheduled, signals.request_scheduled)
         if self.config.crawl_delay:
             crawler.signals.connect(
                 self._slot_floor_on_request, signals.request_reached_downloader
@@ -192,21 +201,29 @@ class RobotsTxtStdMiddleware:
 
     # -- the request path ----------------------------------------------------------
 
-    async def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request) -> Request | None:
         origin = self._origin_to_check(request)
         if origin is None:
-            return
-        # A released request was counted when it was parked.
-        released = request.meta.pop(_RELEASED_META, False)
-        entry = self._fresh_entry(origin, count=not released)
+            return None
+        meta = request.meta
+        # A released request was counted when it was parked, a requeued one when it
+        # was requeued.
+        released = meta.pop(_RELEASED_META, False)
+        requeued = _REQUEUED_META in meta
+        if requeued:
+            request.dont_filter = meta.pop(_REQUEUED_META)
+        entry = self._fresh_entry(origin, count=not (released or requeued))
         if entry is None:
             fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
+            if not (released or requeued or self._closed):
+                return self._requeue(request)
             waiter: Deferred[CacheEntry] = Deferred()
             fetch.waiters.append(waiter)
             waited_since = time.monotonic()
             entry = await maybe_deferred_to_future(waiter)
             self._record_wait(time.monotonic() - waited_since)
         self._check(request, entry)
+        return None
 
     def _origin_to_check(self, request: Request) -> Origin | None:
         meta = request.meta
@@ -311,15 +328,25 @@ class RobotsTxtStdMiddleware:
 
     # -- parking at scheduling time ------------------------------------------------
 
+    def _requeue(self, request: Request) -> Request:
+        """``request``, to be returned to the engine, which schedules it again: its
+        origin's fetch is in flight now, so ``request_scheduled`` parks it."""
+        # The scheduler's duplicate filter saw it on its way in; not a second time.
+        request.meta[_REQUEUED_META] = request.dont_filter
+        request.dont_filter = True
+        return request
+
     def _park_if_unknown(self, request: Request) -> None:
-        if request.meta.get(_RELEASED_META):
+        meta = request.meta
+        if meta.get(_RELEASED_META):
             return
         origin = self._origin_to_check(request)
         if origin is None or self._closed:
             return
         if self._fresh_entry(origin, count=False) is not None:
             return  # counted in process_request
-        self._inc_value(_STAT_CACHE_MISS)
+        if _REQUEUED_META not in meta:  # else counted when it was requeued
+            self._inc_value(_STAT_CACHE_MISS)
         fetch = self._fetches.get(origin.key) or self._start_fetch(origin, request)
         fetch.parked.append((request, time.monotonic()))
         # Keeps the request out of the scheduler (and out of the downloader's
@@ -353,7 +380,7 @@ class RobotsTxtStdMiddleware:
     def _start_fetch(self, origin: Origin, trigger: Request) -> _Fetch:
         fetch = _Fetch(origin, trigger)
         self._fetches[origin.key] = fetch
-        self._watch_downloads(True)
+        self._watch_while_fetching(True)
         fetch.task = deferred_from_coro(self._fetch_cycle(fetch))
         return fetch
 
@@ -370,7 +397,7 @@ class RobotsTxtStdMiddleware:
             entry = self._unreachable_entry(fetch.origin, f"internal error: {exc!r}")
         finally:
             self._fetches.pop(fetch.origin.key, None)
-            self._watch_downloads(bool(self._fetches))
+            self._watch_while_fetching(bool(self._fetches))
             self._release_claim(fetch)
             if entry is None:  # cancelled at shutdown
                 entry = self._unreachable_entry(fetch.origin, "the spider closed")
@@ -840,18 +867,23 @@ class RobotsTxtStdMiddleware:
             self.crawler.engine.crawl(request)
             self._inc("sitemaps", "scheduled")
 
-    # -- size limits on the wire -----------------------------------------------------
+    # -- receivers needed only while a fetch is in flight ----------------------------
 
-    def _watch_downloads(self, on: bool) -> None:
-        """Receive every response's headers and body chunks only while a robots.txt
-        fetch is in flight: each signal receiver costs every page of the crawl a
-        dispatch (about 3 µs), and these two are only for robots.txt downloads."""
+    def _watch_while_fetching(self, on: bool) -> None:
+        """Connect the receivers that matter only while a robots.txt fetch is in
+        flight, or disconnect them. Each costs a dispatch (about 3 µs) per event:
+        ``request_scheduled`` fires for every link the spider yields, the other two
+        for every page response, and they are only for parking and for bounding
+        robots.txt downloads."""
         if on == self._watching:
             return
         self._watching = on
         change = self.crawler.signals.connect if on else self.crawler.signals.disconnect
+        change(self._on_request_scheduled, signals.request_scheduled)
         change(self._headers_received, signals.headers_received)
         change(self._bytes_received, signals.bytes_received)
+
+    # -- size limits on the wire -----------------------------------------------------
 
     def _headers_received(
         self,

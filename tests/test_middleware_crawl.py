@@ -19,6 +19,7 @@ from hostile import (
     BlackHole,
     Garbage,
     GzipBomb,
+    HostileSpider,
     LyingLength,
     Reply,
     Reset,
@@ -39,7 +40,7 @@ from scrapy_robots_std import (
 from scrapy_robots_std._origin import origin_of
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Mapping
+    from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 
     from hostile import CrawlResult, HostileServer
     from scrapy.crawler import Crawler
@@ -465,26 +466,27 @@ async def test_10_mb_body_is_cut_at_500_kib_without_downloading_the_rest(
 
 
 @deferred_f_from_coro_f
-async def test_page_downloads_do_not_pass_the_robots_txt_size_receivers(
+async def test_receivers_are_connected_only_while_a_fetch_is_in_flight(
     hostile: HostileServer,
 ) -> None:
-    """The headers_received / bytes_received receivers that bound a robots.txt
-    download are connected only while a fetch is in flight, so the pages requested
-    after the verdict (all of them here: they wait for it) do not pay for them."""
+    """The request_scheduled receiver that parks requests and the headers_received /
+    bytes_received ones that bound a robots.txt download are connected only while a
+    fetch is in flight: the pages requested after the verdict (all of them here: they
+    wait for it) and the links yielded then do not pay for them."""
     from pydispatch import dispatcher
 
     hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    watched = (signals.request_scheduled, signals.bytes_received)
     seen: dict[str, list[str]] = {}
 
     def on_crawler(crawler: Crawler) -> None:
         def receivers(request: Request) -> None:
-            live = dispatcher.liveReceivers(
-                dispatcher.getAllReceivers(
-                    crawler.signals.sender, signals.bytes_received
-                )
-            )
             seen[urlsplit(request.url).path] = [
-                getattr(r, "__qualname__", repr(r)) for r in live
+                getattr(r, "__qualname__", repr(r))
+                for signal in watched
+                for r in dispatcher.liveReceivers(
+                    dispatcher.getAllReceivers(crawler.signals.sender, signal)
+                )
             ]
 
         def on_headers(request: Request, **_: Any) -> None:
@@ -495,10 +497,13 @@ async def test_page_downloads_do_not_pass_the_robots_txt_size_receivers(
     pages = serve_pages(hostile, ("/public/a", "/public/b", "/public/c"))
     result = await run_crawl(pages, settings(), on_crawler=on_crawler)
     assert pages_served(hostile) == {"/public/a", "/public/b", "/public/c"}
-    ours = "RobotsTxtStdMiddleware._bytes_received"
-    assert ours in seen["/robots.txt"]  # connected while the fetch was in flight
+    ours = {
+        "RobotsTxtStdMiddleware._bytes_received",
+        "RobotsTxtStdMiddleware.__init__.<locals>.on_request_scheduled",
+    }
+    assert ours <= set(seen["/robots.txt"])  # connected while the fetch was in flight
     for page in ("/public/a", "/public/b", "/public/c"):
-        assert ours not in seen[page], page
+        assert not ours & set(seen[page]), page
     assert_no_errors(result)
 
 
@@ -679,6 +684,72 @@ async def test_a_black_holed_origin_does_not_stall_the_others(
     assert len(healthy_pages) == 40
     assert max(r.arrived for r in healthy_pages) < dead_robots.arrived + timeout
     assert stat(result, "robots_std/dropped/unreachable") == 10
+
+
+class FollowUpSpider(HostileSpider):
+    """Its first response yields ``follow_ups``, the first of them with a higher
+    priority (taken from the scheduler first)."""
+
+    name = "follow_up"
+
+    def __init__(self, *args: Any, follow_ups: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.follow_ups = list(follow_ups)
+
+    def parse(self, response: Response) -> Iterator[Request]:  # type: ignore[override]
+        super().parse(response)
+        urls, self.follow_ups = self.follow_ups, []
+        for i, url in enumerate(urls):
+            yield Request(
+                url, callback=self.parse, errback=self.on_error, priority=int(i == 0)
+            )
+
+
+@deferred_f_from_coro_f
+async def test_a_request_reaching_the_downloader_without_a_verdict_holds_no_slot(
+    hostile: HostileServer,
+) -> None:
+    """No fetch is in flight when dead.test's page is scheduled, so it is not parked
+    then: it reaches process_request (first: its priority is higher), which starts the
+    fetch and sends it back to the engine to be parked. Waiting there instead would
+    hold one of the two slots while the robots.txt download holds the other, and
+    live.test's pages would wait for the 5 s timeout."""
+    timeout = 5.0
+    with loopback_names():
+        hostile.add_route("/robots.txt", BlackHole(max_hold=30), host="dead.test")
+        hostile.add_route("/robots.txt", Reply(200, {}, RULES), host="live.test")
+        [dead] = serve_pages(hostile, ["/dead/1"], host="dead.test")
+        first, *rest = serve_pages(
+            hostile, [f"/public/{i}" for i in range(8)], host="live.test"
+        )
+        result = await run_crawl(
+            [first],
+            settings(
+                CONCURRENT_REQUESTS=2,
+                ROBOTS_STD_FETCH_TIMEOUT=timeout,
+                ROBOTS_STD_FETCH_RETRIES=0,
+            ),
+            spider_cls=FollowUpSpider,
+            spider_kwargs={"follow_ups": [dead, *rest]},
+        )
+    [dead_robots] = hostile.requests_for("/robots.txt", host="dead.test")
+    live_pages = [
+        r for r in hostile.requests if r.host == "live.test" and r.path != "/robots.txt"
+    ]
+    assert len(live_pages) == 8
+    assert max(r.arrived for r in live_pages) < dead_robots.arrived + timeout / 2
+    assert result.failed_urls == [dead]
+    assert stat(result, "robots_std/dropped/unreachable") == 1
+    # one miss per origin: a requeued request is not counted again
+    assert stat(result, "robots_std/cache/miss") == 2
+    assert stat(result, "robots_std/cache/hit") == 7
+    assert stat(result, "robots_std/wait/requests") == 2
+    # the first live.test page was requeued: it comes back as it was sent
+    assert first in result.responses
+    for request in result.requests:
+        assert request.dont_filter is False
+        assert not [key for key in request.meta if key.startswith("_robots_std")]
+    assert_no_errors(result)
 
 
 # -- what the user sees ----------------------------------------------------------------
