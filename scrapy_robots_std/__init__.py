@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.middleware import RobotsTxtDisallowed, RobotsTxtStdMiddleware
     from scrapy_robots_std.scrapy_parser import StdRobotParser
 
-__version__ = "0.3.2"
+__version__ = "0.3.3"
 
 __all__ = [
     "Addon",

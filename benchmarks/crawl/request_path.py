@@ -9,8 +9,9 @@ in this process, with no network. Two paths:
 * a page request, which is downloaded: Scrapy sends ``request_scheduled``, then the
   middleware's ``process_request`` checks it (robots.txt off: the signal alone;
   built-in: ``RobotsTxtMiddleware.process_request``, its parser cached for the
-  netloc; scrapy-robots-std: its parking receiver, then
-  ``RobotsTxtStdMiddleware.process_request`` with a fresh cache entry). The URL
+  netloc; scrapy-robots-std: ``RobotsTxtStdMiddleware.process_request`` with a
+  fresh cache entry; its parking receiver is connected only while a robots.txt
+  fetch is in flight, and with every verdict cached none is). The URL
   parse is cached beforehand (``urlparse_cached``), as the scheduler's
   downloader-aware queue leaves it in a crawl for every way.
 * a duplicate link, which the scheduler's duplicate filter drops: only
