@@ -46,13 +46,13 @@ sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "tests")]
 
 from redis_server import RedisServer, redis_server_missing
 
-from scrapy_robots_std._robots import RobotsTxt
 from scrapy_robots_std.cache import (
     CacheEntry,
     MemoryCache,
     RedisCache,
     SqliteCache,
 )
+from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -96,10 +96,10 @@ def load_origins(corpus: Path, count: int | None, use_urls: bool) -> list[Origin
 def stored_entry(url: str, robots: Any) -> Any:
     """The ``CacheEntry`` ``RobotsTxtStdMiddleware._store`` makes for ``url``'s origin
     after a 200 without redirects, holding ``robots`` (a parsed ``RobotsTxt``)."""
-    from scrapy_robots_std import _policy
-    from scrapy_robots_std._origin import origin_of
+    from scrapy_robots_std import policy as _policy
     from scrapy_robots_std.cache import CacheEntry
-    from scrapy_robots_std.middleware import _describe
+    from scrapy_robots_std.scrapy.middleware import _describe
+    from scrapy_robots_std.scrapy.origin import origin_of
 
     origin = origin_of(url)
     assert origin is not None, url
@@ -124,9 +124,9 @@ def stored_entry(url: str, robots: Any) -> Any:
 def build_ours(
     origins: list[Origin], token: str, standard: str, *, full_copy: bool = False
 ) -> Any:
-    from scrapy_robots_std._robots import RobotsTxt
     from scrapy_robots_std.cache import MemoryCache
-    from scrapy_robots_std.scrapy_parser import StdRobotParser
+    from scrapy_robots_std.robotstxt.robots import RobotsTxt
+    from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 
     cache = MemoryCache(max_origins=len(origins))
     for item in origins:

@@ -383,7 +383,7 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
     """Print what happened; return the differences from the intended policy."""
     logged = [(r.levelname, r.getMessage()) for r in captured.records]
     drops = [m for _, m in logged if m.startswith("Forbidden by robots.txt")]
-    print("Drops logged by scrapy_robots_std.middleware (DEBUG; sorted by URL):")
+    print("Drops logged by scrapy_robots_std.scrapy.middleware (DEBUG; sorted by URL):")
     for message in sorted(drops):
         print(f"  {message}")
     print("\nIts other log lines, in order (the last one is the summary at close):")
@@ -460,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    captured = Capture("scrapy_robots_std.middleware")
+    captured = Capture("scrapy_robots_std.scrapy.middleware")
     with DemoSite(SITE) as site:
         describe(site)
         start_urls = [f"{site.url[origin.name]}/" for origin in site.origins]

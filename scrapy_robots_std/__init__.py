@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std._parser import Diagnostic, RequestRate
-from scrapy_robots_std._robots import Decision, RobotsTxt, Rule, parse
+from scrapy_robots_std.robotstxt.parser import Diagnostic, RequestRate
+from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt, Rule, parse
 
 if TYPE_CHECKING:
-    from scrapy_robots_std.addon import Addon
-    from scrapy_robots_std.middleware import RobotsTxtDisallowed, RobotsTxtStdMiddleware
-    from scrapy_robots_std.scrapy_parser import StdRobotParser
+    from scrapy_robots_std.scrapy.addon import Addon
+    from scrapy_robots_std.scrapy.middleware import (
+        RobotsTxtDisallowed,
+        RobotsTxtStdMiddleware,
+    )
+    from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 
 __version__ = "0.3.3"
 
@@ -35,10 +38,10 @@ __all__ = [
 #: Names that need Scrapy, imported on first use so the parser stays importable
 #: without it.
 _SCRAPY_NAMES = {
-    "Addon": "scrapy_robots_std.addon",
-    "RobotsTxtDisallowed": "scrapy_robots_std.middleware",
-    "RobotsTxtStdMiddleware": "scrapy_robots_std.middleware",
-    "StdRobotParser": "scrapy_robots_std.scrapy_parser",
+    "Addon": "scrapy_robots_std.scrapy.addon",
+    "RobotsTxtDisallowed": "scrapy_robots_std.scrapy.middleware",
+    "RobotsTxtStdMiddleware": "scrapy_robots_std.scrapy.middleware",
+    "StdRobotParser": "scrapy_robots_std.scrapy.robotparser",
 }
 
 

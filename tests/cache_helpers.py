@@ -9,8 +9,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from scrapy_robots_std._robots import RobotsTxt
 from scrapy_robots_std.cache import CacheEntry
+from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
 __all__ = ["Stats", "allow_all_entry", "body_for", "parse_entry"]
 

@@ -16,8 +16,8 @@ from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std import Addon as PublicAddon
-from scrapy_robots_std.addon import MIDDLEWARE_PRIORITY, Addon
-from scrapy_robots_std.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy.addon import MIDDLEWARE_PRIORITY, Addon
+from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -111,7 +111,7 @@ def test_addon_without_robotstxt_obey_builds_neither(obey: bool | None) -> None:
     [
         RobotsTxtStdMiddleware,
         "scrapy_robots_std.RobotsTxtStdMiddleware",
-        "scrapy_robots_std.middleware.RobotsTxtStdMiddleware",
+        "scrapy_robots_std.scrapy.middleware.RobotsTxtStdMiddleware",
     ],
 )
 @pytest.mark.parametrize("priority", [543, None])

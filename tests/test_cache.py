@@ -6,8 +6,8 @@ import pytest
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from scrapy_robots_std._config import DEFAULTS, SettingsError
 from scrapy_robots_std.cache import CacheEntry, MemoryCache, RobotsCache, SharedFetches
+from scrapy_robots_std.config import DEFAULTS, SettingsError
 
 
 def _entry(
@@ -61,7 +61,8 @@ def test_memory_cache_has_no_claims() -> None:
 def test_the_persistent_backends_are_importable_from_the_cache_module() -> None:
     from scrapy.utils.misc import load_object
 
-    from scrapy_robots_std import _redis_cache, _sqlite_cache
+    from scrapy_robots_std.cache import redis as _redis_cache
+    from scrapy_robots_std.cache import sqlite as _sqlite_cache
 
     assert load_object("scrapy_robots_std.cache.SqliteCache") is (
         _sqlite_cache.SqliteCache

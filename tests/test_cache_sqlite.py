@@ -23,9 +23,9 @@ from cache_helpers import Stats, allow_all_entry, parse_entry
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from scrapy_robots_std._config import SettingsError
-from scrapy_robots_std._parser import MAX_BODY_BYTES
 from scrapy_robots_std.cache import RobotsCache, SharedFetches, SqliteCache
+from scrapy_robots_std.config import SettingsError
+from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 import scrapy_robots_std
-from scrapy_robots_std import _cli
-from scrapy_robots_std._cli import main
+from scrapy_robots_std import cli as _cli
+from scrapy_robots_std.cli import main
 
 if TYPE_CHECKING:
     from tests.conftest import ScriptedServer

@@ -17,9 +17,9 @@ from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_robots_std._config import DEFAULTS, Config, SettingsError
 from scrapy_robots_std.cache import MemoryCache
-from scrapy_robots_std.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.config import DEFAULTS, Config, SettingsError
+from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
 
 #: The Config attribute each DEFAULTS setting fills.
 ATTRIBUTES = {

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_robots_std._config import REDIS_URL_DEFAULT, Config, SettingsError
+from scrapy_robots_std.config import REDIS_URL_DEFAULT, Config, SettingsError
 
 
 def _config(**values: Any) -> Config:

@@ -80,7 +80,7 @@ def transcript(name: str, body: bytes, standard: str) -> list[str]:
 
 
 def _answers(name: str, robots: RobotsTxt, *, notes: bool = True) -> list[str]:
-    from scrapy_robots_std.scrapy_parser import StdRobotParser
+    from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 
     tokens = TOKENS[robots.standard]
     diagnostics = robots.diagnostics if notes else ()

@@ -37,7 +37,7 @@ from scrapy_robots_std import (
     RobotsTxtStdMiddleware,
     StdRobotParser,
 )
-from scrapy_robots_std._origin import origin_of
+from scrapy_robots_std.scrapy.origin import origin_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.crawl
 
-MW_LOGGER = "scrapy_robots_std.middleware"
+MW_LOGGER = "scrapy_robots_std.scrapy.middleware"
 RULES = b"User-agent: *\nDisallow: /private/\n"
 PAGES = ("/public/a", "/private/b")
 

@@ -7,7 +7,7 @@ from urllib.parse import urlparse, urlsplit
 
 import pytest
 
-from scrapy_robots_std._origin import Origin, origin_of
+from scrapy_robots_std.scrapy.origin import Origin, origin_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

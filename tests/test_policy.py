@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scrapy_robots_std._policy import (
+from scrapy_robots_std.policy import (
     ALLOW_ALL,
     DISALLOW_ALL,
     MAX_REDIRECTS,

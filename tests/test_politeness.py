@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scrapy_robots_std._parser import RequestRate
-from scrapy_robots_std._politeness import (
+from scrapy_robots_std.robotstxt.parser import RequestRate
+from scrapy_robots_std.scrapy.politeness import (
     CRAWL_DELAY,
     REQUEST_RATE,
     AskedDelay,

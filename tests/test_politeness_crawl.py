@@ -18,7 +18,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxtStdMiddleware
-from scrapy_robots_std._config import SettingsError
+from scrapy_robots_std.config import SettingsError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.crawl
 
-MW_LOGGER = "scrapy_robots_std.middleware"
+MW_LOGGER = "scrapy_robots_std.scrapy.middleware"
 SLOW = "slow.test"
 FAST = "fast.test"
 

@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from scrapy_robots_std import RobotsTxt, _report
-from scrapy_robots_std._report import (
+from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std.scrapy import report as _report
+from scrapy_robots_std.scrapy.report import Report, rule_text
+from scrapy_robots_std.stats import (
     DROP_RULE,
     DROP_STATUS,
     DROP_UNREACHABLE,
     PREFIX,
-    Report,
-    rule_text,
     stat,
 )
 

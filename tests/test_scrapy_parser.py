@@ -19,7 +19,8 @@ from scrapy.utils.test import get_crawler
 
 import scrapy_robots_std
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.scrapy_parser import StdRobotParser, product_token
+from scrapy_robots_std.robotstxt.tokens import product_token
+from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator

@@ -293,7 +293,7 @@ def _is_robots_fetch(local_vars: Any) -> bool:
 def _robots_middleware(crawler: Crawler) -> Any:
     from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
-    from scrapy_robots_std.middleware import RobotsTxtStdMiddleware
+    from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
 
     assert crawler.engine is not None
     for mw in crawler.engine.downloader.middleware.middlewares:

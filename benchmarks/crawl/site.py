@@ -212,7 +212,7 @@ class Judge:
 
 def ours_token() -> str:
     """The token this package's middleware derives from :data:`USER_AGENT`."""
-    from scrapy_robots_std.scrapy_parser import product_token
+    from scrapy_robots_std.robotstxt.tokens import product_token
 
     token = product_token(USER_AGENT.encode(), "rfc9309")
     assert token is not None

@@ -1,4 +1,4 @@
-"""Where robots.txt verdicts are kept between requests: a small backend interface.
+"""The cache backend interface: what a backend stores and how it is asked.
 
 The middleware talks to a :class:`RobotsCache`; which class it uses is chosen by the
 ``ROBOTS_STD_CACHE_BACKEND`` setting (default :class:`MemoryCache`). A backend stores
@@ -17,26 +17,13 @@ fresh verdict is served from memory and the store is read only on a local miss.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from scrapy.crawler import Crawler
-    from typing_extensions import Self
+    from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
-    from scrapy_robots_std._redis_cache import RedisCache
-    from scrapy_robots_std._robots import RobotsTxt
-    from scrapy_robots_std._sqlite_cache import SqliteCache
-
-__all__ = [
-    "CacheEntry",
-    "MemoryCache",
-    "RedisCache",
-    "RobotsCache",
-    "SharedFetches",
-    "SqliteCache",
-]
+__all__ = ["CacheEntry", "RobotsCache", "SharedFetches"]
 
 
 # slots: no per-entry __dict__ (about 100 bytes less per cached origin).
@@ -107,66 +94,3 @@ class SharedFetches(Protocol):
     def claim(self, origin: str, seconds: float) -> bool: ...
 
     def release(self, origin: str) -> None: ...
-
-
-class MemoryCache:
-    """The default backend: a dict in this process, least recently used out first.
-
-    ``max_origins`` bounds the number of entries (``ROBOTS_STD_CACHE_MAX_ORIGINS``);
-    each entry's size is bounded by the parser's 500 KiB body limit.
-    """
-
-    def __init__(self, max_origins: int = 10_000) -> None:
-        if max_origins < 1:
-            raise ValueError("max_origins must be at least 1")
-        self.max_origins = max_origins
-        self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> Self:
-        from scrapy_robots_std._config import Config
-
-        return cls(Config.from_settings(crawler.settings).cache_max_origins)
-
-    def open(self) -> None:
-        pass
-
-    def close(self) -> None:
-        self._entries.clear()
-
-    def get(self, origin: str) -> CacheEntry | None:
-        entry = self._entries.get(origin)
-        if entry is not None:
-            self._entries.move_to_end(origin)
-        return entry
-
-    def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
-        # The parsed entry is all this process needs; the body is for stores.
-        self._entries[entry.origin] = entry
-        self._entries.move_to_end(entry.origin)
-        evicted = 0
-        while len(self._entries) > self.max_origins:
-            self._entries.popitem(last=False)
-            evicted += 1
-        return evicted
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-
-#: The persistent backends, imported on first use: they build on the classes above
-#: (so they cannot be imported before them), and RedisCache needs redis-py.
-#: "scrapy_robots_std.cache.SqliteCache" is the name users give in settings.
-_BACKENDS = {
-    "RedisCache": "scrapy_robots_std._redis_cache",
-    "SqliteCache": "scrapy_robots_std._sqlite_cache",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _BACKENDS.get(name)
-    if module is not None:
-        import importlib
-
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

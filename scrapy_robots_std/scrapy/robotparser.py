@@ -16,71 +16,25 @@ when the arguments are outside what :class:`~scrapy_robots_std.RobotsTxt` accept
 from __future__ import annotations
 
 import logging
-import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from scrapy.robotstxt import RobotParser
 
-from scrapy_robots_std._robots import RobotsTxt
+from scrapy_robots_std.config import STANDARD_SETTING, standard_from_value
+from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.robots import RobotsTxt
+from scrapy_robots_std.robotstxt.tokens import as_text, fallback_token, product_token
 
 if TYPE_CHECKING:
     # typing.Self requires Python 3.11
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-__all__ = ["SETTING", "StdRobotParser", "product_token"]
+__all__ = ["StdRobotParser"]
 
 logger = logging.getLogger(__name__)
-
-#: The setting that chooses the standard.
-SETTING = "ROBOTS_STD_STANDARD"
-_DEFAULT_STANDARD = "rfc9309"
-
-#: Token used in rfc9309 mode when no usable product token can be derived from the
-#: user agent. RFC 9309 compares tokens for equality, so this names no real group and
-#: only the ``*`` groups apply.
-UNNAMED_TOKEN_RFC9309 = "scrapy-robots-std-unnamed-crawler"
-#: Token used in 1994 mode in the same situation. The 1994 rule is "the record's
-#: agent is a substring of the robot's name"; ``*`` contains no agent name except
-#: ``*`` itself, so again only the ``*`` record applies.
-UNNAMED_TOKEN_1994 = "*"
-
-_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
 _TOKEN_CACHE_SIZE = 256
-
-
-def _text(value: str | bytes | bytearray) -> str:
-    if isinstance(value, str):
-        return value
-    return bytes(value).decode("utf-8", errors="replace")
-
-
-def product_token(
-    user_agent: str | bytes, standard: str = _DEFAULT_STANDARD
-) -> str | None:
-    """Return the crawler's product token from a ``User-Agent`` value, or ``None``.
-
-    The first whitespace-separated product is taken and its version (from ``/``) is
-    dropped: ``"Scrapy/2.19 (+https://scrapy.org)"`` gives ``"Scrapy"``. In rfc9309
-    mode the result is further cut to its leading ``[A-Za-z_-]+``, which is the only
-    shape RFC 9309 allows for a product token (``"Foo.Bot/1"`` gives ``"Foo"``).
-    ``None`` means nothing usable was left (an empty header, ``"2bot"`` in rfc9309
-    mode, ...).
-    """
-    words = _text(user_agent).split(None, 1)
-    if not words:
-        return None
-    product = words[0].split("/", 1)[0]
-    if standard == "1994":
-        return product or None
-    match = _PRODUCT_TOKEN.match(product)
-    return match.group(0) if match else None
-
-
-def fallback_token(standard: str) -> str:
-    """The token for a crawler with no usable product token: only ``*`` groups apply."""
-    return UNNAMED_TOKEN_1994 if standard == "1994" else UNNAMED_TOKEN_RFC9309
 
 
 def _is_http_url(url: str) -> bool:
@@ -89,21 +43,6 @@ def _is_http_url(url: str) -> bool:
     except ValueError:
         return False
     return parts.scheme.lower() in {"http", "https"} and bool(parts.netloc)
-
-
-def _standard_from_value(value: Any) -> str:
-    """Normalise a ``ROBOTS_STD_STANDARD`` value; raise ``ValueError`` naming the setting."""
-    if value is None or value == "":
-        return _DEFAULT_STANDARD
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = str(value)
-    if isinstance(value, str):
-        standard = value.strip().lower()
-        if standard in {"rfc9309", "1994"}:
-            return standard
-    raise ValueError(
-        f"{SETTING}: unknown standard {value!r}; expected 'rfc9309' (the default) or '1994'"
-    )
 
 
 class StdRobotParser(RobotParser):
@@ -123,9 +62,7 @@ class StdRobotParser(RobotParser):
       above and, failing that, the URL is allowed. Each fallback is logged at DEBUG.
     """
 
-    def __init__(
-        self, robotstxt_body: bytes, standard: str = _DEFAULT_STANDARD
-    ) -> None:
+    def __init__(self, robotstxt_body: bytes, standard: str = RFC9309) -> None:
         #: The parsed robots.txt (a :class:`scrapy_robots_std.RobotsTxt`).
         self.robots: RobotsTxt = RobotsTxt.parse(robotstxt_body, standard=standard)
         self._tokens: dict[str | bytes, str] = {}
@@ -139,8 +76,8 @@ class StdRobotParser(RobotParser):
         crawl before its first request instead of failing on every robots.txt.
         """
         settings = getattr(crawler, "settings", None)
-        value = settings.get(SETTING) if settings is not None else None
-        return cls(robotstxt_body, standard=_standard_from_value(value))
+        value = settings.get(STANDARD_SETTING) if settings is not None else None
+        return cls(robotstxt_body, standard=standard_from_value(value))
 
     @classmethod
     def from_robots(cls, robots: RobotsTxt) -> Self:
@@ -181,7 +118,7 @@ class StdRobotParser(RobotParser):
 
     def allowed(self, url: str | bytes, user_agent: str | bytes) -> bool:
         """Return whether *user_agent* may fetch *url* (``str`` or ``bytes`` each)."""
-        url_text = _text(url)
+        url_text = as_text(url)
         token = self._token(user_agent)
         try:
             return self.robots.allowed(url_text, token)

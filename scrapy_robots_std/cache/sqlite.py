@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Final
 
 from scrapy.utils.job import job_dir
 
-from scrapy_robots_std._config import Config, SettingsError
-from scrapy_robots_std._layered import RETRY_INTERVAL, LayeredCache
+from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
+from scrapy_robots_std.config import Config, SettingsError
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_robots_std.cache import CacheEntry
+    from scrapy_robots_std.cache.base import CacheEntry
 
 __all__ = ["FILE_NAME", "SqliteCache"]
 

@@ -18,7 +18,7 @@ Keys, under ``ROBOTS_STD_REDIS_PREFIX`` (``robots_std``):
 
 redis-py calls are synchronous, with short socket timeouts (``ROBOTS_STD_REDIS_TIMEOUT``),
 and happen only on a local miss, a write, or a claim. When Redis fails the cache
-goes on in memory (see :mod:`scrapy_robots_std._layered`), claims always succeed
+goes on in memory (see :mod:`scrapy_robots_std.cache.layered`), claims always succeed
 (nobody to take turns with) and robots.txt is fetched by this process.
 """
 
@@ -28,15 +28,15 @@ import secrets
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from scrapy_robots_std._config import Config, SettingsError
-from scrapy_robots_std._layered import RETRY_INTERVAL, LayeredCache
+from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
+from scrapy_robots_std.config import Config, SettingsError
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_robots_std.cache import CacheEntry
+    from scrapy_robots_std.cache.base import CacheEntry
 
 __all__ = ["RedisCache"]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from scrapy_robots_std._matcher import PatternTable
+    from scrapy_robots_std.robotstxt.matcher import PatternTable
 
 RFC9309 = "rfc9309"
 STD1994 = "1994"
@@ -248,7 +248,7 @@ class Parsed:
     is its code: its kind (bit 0: allow) and the id of its key's spelling; its
     pattern is the ``i``-th item of ``rule_values.split(b"\\n")`` (a value never
     holds a line break) until the first query replaces the bytes by a
-    :class:`~scrapy_robots_std._matcher.PatternTable`.
+    :class:`~scrapy_robots_std.robotstxt.matcher.PatternTable`.
 
     Groups: ``agents`` holds every group's user-agent values in file order and
     ``group_bounds`` three numbers per group (its first agent, its first rule,

@@ -16,10 +16,10 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Final
 
-from scrapy_robots_std._parser import MAX_BODY_BYTES
-from scrapy_robots_std._policy import PARSE, VERDICTS
-from scrapy_robots_std._robots import RobotsTxt
-from scrapy_robots_std.cache import CacheEntry
+from scrapy_robots_std.cache.base import CacheEntry
+from scrapy_robots_std.policy import PARSE, VERDICTS
+from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
+from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
 __all__ = ["FORMAT", "Meta", "build_entry", "dump_meta", "load_meta", "pack_body"]
 

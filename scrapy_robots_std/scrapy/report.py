@@ -10,25 +10,11 @@ from collections import Counter
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from scrapy_robots_std._robots import Rule
-
-#: Prefix of every stat key this package adds (Scrapy's ``robotstxt/*`` keys are
-#: kept with their built-in meaning).
-PREFIX: Final = "robots_std/"
-
-# Why a request was dropped (the ``robots_std/dropped/<reason>`` keys).
-DROP_RULE: Final = "rule"  # a Disallow rule of the robots.txt decided
-DROP_UNREACHABLE: Final = "unreachable"  # robots.txt could not be fetched
-DROP_STATUS: Final = "http-status"  # 1994 mode: robots.txt answered 401 or 403
-DROP_SHUTDOWN: Final = "shutdown"  # still waiting for robots.txt when the spider closed
+    from scrapy_robots_std.robotstxt.robots import Rule
 
 #: How many origins and rules the bounded counters track before folding the rest.
 _TRACKED: Final = 10_000
 _OTHER: Final = "(other)"
-
-
-def stat(*parts: str) -> str:
-    return PREFIX + "/".join(parts)
 
 
 class _BoundedCounter(Counter[str]):

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from itertools import compress, filterfalse
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std import _matcher, _parser
-from scrapy_robots_std._parser import (
+from scrapy_robots_std.robotstxt import matcher as _matcher
+from scrapy_robots_std.robotstxt import parser as _parser
+from scrapy_robots_std.robotstxt.parser import (
     RFC9309,
     STANDARDS,
     Diagnostic,

@@ -46,17 +46,17 @@ from scrapy.utils.misc import build_from_crawler, load_object
 from twisted.internet.defer import CancelledError, Deferred
 from w3lib.url import safe_url_string
 
-from scrapy_robots_std import _policy, _politeness, _report
-from scrapy_robots_std._config import Config, SettingsError
-from scrapy_robots_std._origin import Origin, origin_of
-from scrapy_robots_std._parser import MAX_BODY_BYTES
-from scrapy_robots_std._robots import Decision, RobotsTxt
+from scrapy_robots_std import policy as _policy
+from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.cache import CacheEntry, RobotsCache, SharedFetches
-from scrapy_robots_std.scrapy_parser import (
-    StdRobotParser,
-    fallback_token,
-    product_token,
-)
+from scrapy_robots_std.config import Config, SettingsError
+from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
+from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt
+from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
+from scrapy_robots_std.scrapy import politeness as _politeness
+from scrapy_robots_std.scrapy import report as _report
+from scrapy_robots_std.scrapy.origin import Origin, origin_of
+from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,8 +89,8 @@ _ORIGIN_MEMO_SIZE: Final = 4096
 #: Longer memo keys are not remembered (a query string before any ``/`` would make
 #: one; a host name alone is at most 253 characters).
 _MEMO_KEY_MAX: Final = 512
-_STAT_CACHE_HIT: Final = _report.stat("cache", "hit")
-_STAT_CACHE_MISS: Final = _report.stat("cache", "miss")
+_STAT_CACHE_HIT: Final = _stats.stat("cache", "hit")
+_STAT_CACHE_MISS: Final = _stats.stat("cache", "miss")
 #: Polling for another process's verdict (shared caches): first and longest pause.
 _SHARED_POLL_MIN: Final = 0.05
 _SHARED_POLL_MAX: Final = 0.5
@@ -293,13 +293,13 @@ class RobotsTxtStdMiddleware:
         if decision.allowed:
             return
         if decision.rule is not None:
-            reason = _report.DROP_RULE
+            reason = _stats.DROP_RULE
             why = _report.rule_text(entry.robots_url, decision.rule)
         else:
             reason = (
-                _report.DROP_STATUS
+                _stats.DROP_STATUS
                 if decision.reason == REASON_HTTP_STATUS
-                else _report.DROP_UNREACHABLE
+                else _stats.DROP_UNREACHABLE
             )
             why = f"{entry.robots_url}: {entry.detail}"
         self._report.dropped(
@@ -367,9 +367,9 @@ class RobotsTxtStdMiddleware:
 
     def _record_wait(self, seconds: float) -> None:
         self._inc("wait", "requests")
-        key = _report.stat("wait", "seconds")
+        key = _stats.stat("wait", "seconds")
         self._stats.set_value(key, round(self._stats.get_value(key, 0.0) + seconds, 3))
-        self._stats.max_value(_report.stat("wait", "max_seconds"), round(seconds, 3))
+        self._stats.max_value(_stats.stat("wait", "max_seconds"), round(seconds, 3))
 
     def _spider_idle(self) -> None:
         if self._fetches:
@@ -747,7 +747,7 @@ class RobotsTxtStdMiddleware:
         if just_fetched and downloader_slot is not None:
             # The robots.txt response just arrived: the first page waits from here.
             downloader_slot.lastseen = max(downloader_slot.lastseen, _slot_clock())
-        self._stats.max_value(_report.stat("delay", "max_seconds"), plan.seconds)
+        self._stats.max_value(_stats.stat("delay", "max_seconds"), plan.seconds)
         values["seconds"] = f"{plan.seconds:g}"
         if plan.capped:
             self._inc("delay", "capped")
@@ -922,7 +922,7 @@ class RobotsTxtStdMiddleware:
             self._drop_at_shutdown(fetch.origin, [r for r, _ in fetch.parked])
             fetch.parked.clear()
         for origin, count in self._report.top_origins():
-            self._stats.set_value(_report.stat("dropped_by_origin", origin), count)
+            self._stats.set_value(_stats.stat("dropped_by_origin", origin), count)
         logger.info(
             "%(summary)s", {"summary": self._report.summary()}, extra={"spider": spider}
         )
@@ -931,7 +931,7 @@ class RobotsTxtStdMiddleware:
     def _drop_at_shutdown(self, origin: Origin, requests: list[Request]) -> None:
         if not requests:
             return
-        self._inc_by(len(requests), "dropped", _report.DROP_SHUTDOWN)
+        self._inc_by(len(requests), "dropped", _stats.DROP_SHUTDOWN)
         logger.warning(
             "%(n)d request(s) for %(origin)s were still waiting for its robots.txt "
             "when the spider closed; they were not sent",
@@ -942,10 +942,10 @@ class RobotsTxtStdMiddleware:
     # -- stats ---------------------------------------------------------------------
 
     def _inc(self, *parts: str) -> None:
-        self._stats.inc_value(_report.stat(*parts))
+        self._stats.inc_value(_stats.stat(*parts))
 
     def _inc_by(self, count: int, *parts: str) -> None:
-        self._stats.inc_value(_report.stat(*parts), count)
+        self._stats.inc_value(_stats.stat(*parts), count)
 
 
 _ALLOWED: Final = Decision(True, None, "allowed")

@@ -5,7 +5,7 @@ The middleware asks the cache for a verdict before every request, so that path m
 cost what the in-memory cache costs: a fresh entry is served from memory, and the
 store (a file, Redis) is read only on a local miss or a stale local entry, and
 written once per fetch. Entries read from the store are parsed again from the stored
-body (:mod:`scrapy_robots_std._stored`) and kept in memory from then on.
+body (:mod:`scrapy_robots_std.cache.record`) and kept in memory from then on.
 
 A store that fails (Redis down, a locked or damaged file) is never a reason to allow
 anything: the cache goes on with its in-memory layer alone, which at worst means
@@ -21,22 +21,23 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from scrapy_robots_std import _report
-from scrapy_robots_std._policy import PARSE
-from scrapy_robots_std._stored import (
+from scrapy_robots_std import stats as _report
+from scrapy_robots_std.cache.memory import MemoryCache
+from scrapy_robots_std.cache.record import (
     build_entry,
     dump_meta,
     load_meta,
     pack_body,
 )
-from scrapy_robots_std.cache import CacheEntry, MemoryCache
+from scrapy_robots_std.policy import PARSE
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.statscollectors import StatsCollector
 
-    from scrapy_robots_std._stored import Meta
+    from scrapy_robots_std.cache.base import CacheEntry
+    from scrapy_robots_std.cache.record import Meta
 
 __all__ = ["RETRY_INTERVAL", "LayeredCache"]
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
-from scrapy_robots_std.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

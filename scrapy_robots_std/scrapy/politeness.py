@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from scrapy_robots_std._parser import RequestRate
+    from scrapy_robots_std.robotstxt.parser import RequestRate
 
 __all__ = ["AskedDelay", "DelayPlan", "asked_delay", "plan_delay", "slot_timing"]
 

@@ -14,7 +14,7 @@ from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import Final
 
-from scrapy_robots_std._parser import RFC9309, STD1994
+from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
 
 #: The verdicts a fetch can end in.
 PARSE: Final = "parse"  # 2xx: the body's rules apply

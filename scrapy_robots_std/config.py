@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots_std._policy import MAX_TTL
-from scrapy_robots_std.scrapy_parser import SETTING as STANDARD_SETTING
-from scrapy_robots_std.scrapy_parser import _standard_from_value, product_token
+from scrapy_robots_std.policy import MAX_TTL
+from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.tokens import product_token
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -54,6 +54,25 @@ _REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 #: The decompressed size below which a compressed robots.txt cannot be cut to the
 #: 500 KiB the parser reads.
 _MIN_DECOMPRESSED: Final = 512_000
+
+
+#: The setting that chooses the standard.
+STANDARD_SETTING: Final = "ROBOTS_STD_STANDARD"
+
+
+def standard_from_value(value: Any) -> str:
+    """Normalise a ``ROBOTS_STD_STANDARD`` value; raise ``ValueError`` naming the setting."""
+    if value is None or value == "":
+        return RFC9309
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, str):
+        standard = value.strip().lower()
+        if standard in {"rfc9309", "1994"}:
+            return standard
+    raise ValueError(
+        f"{STANDARD_SETTING}: unknown standard {value!r}; expected 'rfc9309' (the default) or '1994'"
+    )
 
 
 class SettingsError(ValueError):
@@ -197,7 +216,7 @@ class Config:
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
         try:
-            standard = _standard_from_value(settings.get(STANDARD_SETTING))
+            standard = standard_from_value(settings.get(STANDARD_SETTING))
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
 

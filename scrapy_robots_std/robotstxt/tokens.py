@@ -1,0 +1,53 @@
+"""The crawler's product token, as each standard reads a ``User-Agent`` value."""
+
+from __future__ import annotations
+
+import re
+
+from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
+
+__all__ = ["as_text", "fallback_token", "product_token"]
+
+
+def as_text(value: str | bytes | bytearray) -> str:
+    """A header or URL value as text (UTF-8, undecodable bytes replaced)."""
+    if isinstance(value, str):
+        return value
+    return bytes(value).decode("utf-8", errors="replace")
+
+
+#: Token used in rfc9309 mode when no usable product token can be derived from the
+#: user agent. RFC 9309 compares tokens for equality, so this names no real group and
+#: only the ``*`` groups apply.
+UNNAMED_TOKEN_RFC9309 = "scrapy-robots-std-unnamed-crawler"
+#: Token used in 1994 mode in the same situation. The 1994 rule is "the record's
+#: agent is a substring of the robot's name"; ``*`` contains no agent name except
+#: ``*`` itself, so again only the ``*`` record applies.
+UNNAMED_TOKEN_1994 = "*"
+
+_PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
+
+
+def product_token(user_agent: str | bytes, standard: str = RFC9309) -> str | None:
+    """Return the crawler's product token from a ``User-Agent`` value, or ``None``.
+
+    The first whitespace-separated product is taken and its version (from ``/``) is
+    dropped: ``"Scrapy/2.19 (+https://scrapy.org)"`` gives ``"Scrapy"``. In rfc9309
+    mode the result is further cut to its leading ``[A-Za-z_-]+``, which is the only
+    shape RFC 9309 allows for a product token (``"Foo.Bot/1"`` gives ``"Foo"``).
+    ``None`` means nothing usable was left (an empty header, ``"2bot"`` in rfc9309
+    mode, ...).
+    """
+    words = as_text(user_agent).split(None, 1)
+    if not words:
+        return None
+    product = words[0].split("/", 1)[0]
+    if standard == STD1994:
+        return product or None
+    match = _PRODUCT_TOKEN.match(product)
+    return match.group(0) if match else None
+
+
+def fallback_token(standard: str) -> str:
+    """The token for a crawler with no usable product token: only ``*`` groups apply."""
+    return UNNAMED_TOKEN_1994 if standard == STD1994 else UNNAMED_TOKEN_RFC9309
