@@ -17,6 +17,8 @@ if TYPE_CHECKING:
         RobotsTxtStdMiddleware,
     )
     from scrapy_robots_std.scrapy.robotparser import StdRobotParser
+    from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
+    from scrapy_robots_std.scrapy.waiting_redis import RobotsAwareRedisQueue
 
 __version__ = "0.3.3"
 
@@ -25,6 +27,8 @@ __all__ = [
     "Decision",
     "Diagnostic",
     "RequestRate",
+    "RobotsAwarePriorityQueue",
+    "RobotsAwareRedisQueue",
     "RobotsTxt",
     "RobotsTxtDisallowed",
     "RobotsTxtStdMiddleware",
@@ -42,6 +46,9 @@ _SCRAPY_NAMES = {
     "RobotsTxtDisallowed": "scrapy_robots_std.scrapy.middleware",
     "RobotsTxtStdMiddleware": "scrapy_robots_std.scrapy.middleware",
     "StdRobotParser": "scrapy_robots_std.scrapy.robotparser",
+    "RobotsAwarePriorityQueue": "scrapy_robots_std.scrapy.waiting",
+    # needs scrapy-redis, an optional dependency
+    "RobotsAwareRedisQueue": "scrapy_robots_std.scrapy.waiting_redis",
 }
 
 

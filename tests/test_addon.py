@@ -1,8 +1,9 @@
 """The add-on (STYLE 11): tested as a settings difference against a baseline crawler.
 
-``ADDONS = {"scrapy_robots_std.Addon": 0}`` must change exactly one setting,
-``DOWNLOADER_MIDDLEWARES``: the built-in ``RobotsTxtMiddleware`` out, ours in its
-slot (100), with ``ROBOTSTXT_OBEY`` still the only on/off switch.
+``ADDONS = {"scrapy_robots_std.Addon": 0}`` must change exactly two settings:
+``DOWNLOADER_MIDDLEWARES`` (the built-in ``RobotsTxtMiddleware`` out, ours in its
+slot, 100) and ``SCHEDULER_PRIORITY_QUEUE`` (requests waiting for robots.txt wait in
+the scheduler), with ``ROBOTSTXT_OBEY`` still the only on/off switch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from scrapy.utils.test import get_crawler
 from scrapy_robots_std import Addon as PublicAddon
 from scrapy_robots_std.scrapy.addon import MIDDLEWARE_PRIORITY, Addon
 from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -28,7 +30,8 @@ MANUAL = {
     "DOWNLOADER_MIDDLEWARES": {
         "scrapy_robots_std.RobotsTxtStdMiddleware": 100,
         BUILTIN_PATH: None,
-    }
+    },
+    "SCHEDULER_PRIORITY_QUEUE": "scrapy_robots_std.RobotsAwarePriorityQueue",
 }
 
 
@@ -64,11 +67,19 @@ def test_addon_is_exported_at_the_top_level() -> None:
 
 
 @pytest.mark.parametrize("obey", [True, False])
-def test_addon_changes_only_downloader_middlewares(obey: bool) -> None:
+def test_addon_changes_only_the_middlewares_and_the_priority_queue(obey: bool) -> None:
     baseline = get_crawler(settings_dict={"ROBOTSTXT_OBEY": obey})
     crawler = get_crawler(settings_dict={"ROBOTSTXT_OBEY": obey, **ADDON})
     changed = _changed_settings(crawler, baseline)
-    assert set(changed) == {"ADDONS", "DOWNLOADER_MIDDLEWARES"}
+    assert set(changed) == {
+        "ADDONS",
+        "DOWNLOADER_MIDDLEWARES",
+        "SCHEDULER_PRIORITY_QUEUE",
+    }
+    assert (
+        load_object(crawler.settings["SCHEDULER_PRIORITY_QUEUE"])
+        is RobotsAwarePriorityQueue
+    )
     assert _components(crawler) == {
         RobotsTxtStdMiddleware: MIDDLEWARE_PRIORITY,
         RobotsTxtMiddleware: None,
@@ -167,6 +178,9 @@ def test_manual_form_builds_the_same_chain_as_the_addon() -> None:
     manual = get_crawler(settings_dict={"ROBOTSTXT_OBEY": True, **MANUAL})
     assert _components(manual) == _components(addon)
     assert _built(manual) == _built(addon)
+    assert load_object(manual.settings["SCHEDULER_PRIORITY_QUEUE"]) is load_object(
+        addon.settings["SCHEDULER_PRIORITY_QUEUE"]
+    )
     assert RobotsTxtStdMiddleware in _built(manual)
 
 
@@ -174,3 +188,9 @@ def test_manual_form_without_robotstxt_obey_builds_neither() -> None:
     built = _built(get_crawler(settings_dict={"ROBOTSTXT_OBEY": False, **MANUAL}))
     assert RobotsTxtStdMiddleware not in built
     assert RobotsTxtMiddleware not in built
+
+
+def test_a_priority_queue_in_the_project_settings_wins() -> None:
+    chosen = "scrapy.pqueues.DownloaderAwarePriorityQueue"
+    crawler = get_crawler(settings_dict={"SCHEDULER_PRIORITY_QUEUE": chosen, **ADDON})
+    assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"] == chosen

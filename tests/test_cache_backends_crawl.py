@@ -74,7 +74,8 @@ async def test_a_resumed_jobdir_crawl_does_not_fetch_robots_txt_again(
         JOBDIR=str(jobdir),
         ROBOTS_STD_CACHE_BACKEND=SQLITE,
         CONCURRENT_REQUESTS=1,
-        # 2 robots.txt + 2 pages, then the crawl is paused (closed, queue kept).
+        # 4 responses (robots.txt counted), then the crawl is paused (closed,
+        # queue kept).
         CLOSESPIDER_PAGECOUNT=4,
     )
     first = await run_crawl(urls, job)
@@ -82,17 +83,19 @@ async def test_a_resumed_jobdir_crawl_does_not_fetch_robots_txt_again(
     assert (jobdir / "robots_std.sqlite3").exists()
     served_first = pages_served(hostile) | pages_served(hostile_b)
     assert len(served_first) < len(urls)  # paused before the end
+    fetched_first = robots_fetches(hostile) + robots_fetches(hostile_b)
+    assert fetched_first >= 1
 
     job["CLOSESPIDER_PAGECOUNT"] = 0
     second = await run_crawl(urls, job)
     assert second.stats["finish_reason"] == "finished"
     assert_no_errors(second)
     # Each origin's robots.txt was fetched once in all: the resumed crawl read
-    # both verdicts from the file.
+    # the verdicts of the first from the file.
     assert robots_fetches(hostile) == 1
     assert robots_fetches(hostile_b) == 1
-    assert stat(second, "robotstxt/request_count") is None
-    assert stat(second, "robots_std/cache/store_hit") == 2
+    assert (stat(second, "robotstxt/request_count") or 0) == 2 - fetched_first
+    assert stat(second, "robots_std/cache/store_hit") == fetched_first
     # It went on with the queued pages, and still kept to the rules.
     assert stat(second, "response_received_count") > 0
     for server in (hostile, hostile_b):

@@ -469,10 +469,10 @@ async def test_10_mb_body_is_cut_at_500_kib_without_downloading_the_rest(
 async def test_receivers_are_connected_only_while_a_fetch_is_in_flight(
     hostile: HostileServer,
 ) -> None:
-    """The request_scheduled receiver that parks requests and the headers_received /
-    bytes_received ones that bound a robots.txt download are connected only while a
-    fetch is in flight: the pages requested after the verdict (all of them here: they
-    wait for it) and the links yielded then do not pay for them."""
+    """The headers_received / bytes_received receivers that bound a robots.txt
+    download are connected only while one is in flight, and nothing of ours listens
+    to request_scheduled: the pages (all requested after the verdict here: they
+    wait for it) and the links they yield do not pay for them."""
     from pydispatch import dispatcher
 
     hostile.add_route("/robots.txt", Reply(200, {}, RULES))
@@ -497,13 +497,12 @@ async def test_receivers_are_connected_only_while_a_fetch_is_in_flight(
     pages = serve_pages(hostile, ("/public/a", "/public/b", "/public/c"))
     result = await run_crawl(pages, settings(), on_crawler=on_crawler)
     assert pages_served(hostile) == {"/public/a", "/public/b", "/public/c"}
-    ours = {
-        "RobotsTxtStdMiddleware._bytes_received",
-        "RobotsTxtStdMiddleware.__init__.<locals>.on_request_scheduled",
-    }
+    ours = {"Fetcher._bytes_received"}
     assert ours <= set(seen["/robots.txt"])  # connected while the fetch was in flight
     for page in ("/public/a", "/public/b", "/public/c"):
         assert not ours & set(seen[page]), page
+    for receivers in seen.values():
+        assert not any("robots_std" in r or "Robots" in r for r in receivers), receivers
     assert_no_errors(result)
 
 
@@ -834,7 +833,7 @@ async def test_cache_keeps_no_diagnostics(hostile: HostileServer) -> None:
             origin = origin_of(request.url)
             assert mw is not None
             assert origin is not None
-            seen.append((robotparser, mw.cache.get(origin.key)))
+            seen.append((robotparser, mw.store.memory.get(origin.key)))
 
         crawler.signals.connect(on_parsed, signals.robots_parsed, weak=False)
 
@@ -952,8 +951,10 @@ async def test_requests_still_waiting_when_the_spider_closes_are_counted(
     assert result.elapsed < 15  # the 20 s backoff was cut short
     assert pages_served(hostile) == set()
     assert pages_served(hostile_b) == {"/public/1"}
-    assert stat(result, "robots_std/dropped/shutdown") == 2
+    # They wait in the scheduler's queue, which keeps them under JOBDIR and
+    # discards them otherwise, as it does every request it holds at close.
+    assert stat(result, "robots_std/wait/left_at_close") == 2
     assert any(
-        "still waiting for its robots.txt" in m
+        "2 request(s) were still waiting for the robots.txt of 1 origin(s)" in m
         for m in result.messages(logging.WARNING)
     )

@@ -160,10 +160,10 @@ def test_middleware_remembers_origins_per_scheme_and_netloc() -> None:
     ]
     for _ in range(2):  # the second pass reads the memo
         for url in urls:
-            assert mw._origin_to_check(Request(url)) == origin_of(url), url
-    assert all(len(key) <= 512 for key in mw._origins), "long keys are not kept"
+            assert mw.book.origin_to_check(Request(url)) == origin_of(url), url
+    assert all(len(key) <= 512 for key in mw.book._origins), "long keys are not kept"
     assert (
-        mw._origin_to_check(
+        mw.book.origin_to_check(
             Request("http://example.com/", meta={"dont_obey_robotstxt": True})
         )
         is None

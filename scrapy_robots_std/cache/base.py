@@ -86,11 +86,15 @@ class SharedFetches(Protocol):
     fetches an origin's robots.txt it calls ``claim(origin, seconds)``: ``True``
     means this process fetches (the claim lapses by itself after ``seconds``, should
     the process die); ``False`` means another process is fetching, and the
-    middleware polls ``get`` until that process's verdict arrives or the claim
-    lapses. ``release(origin)`` ends this process's claim once the verdict is
-    stored (or the fetch was given up).
+    middleware polls ``get`` until that process's verdict arrives, trying to claim
+    again each time. ``renew(origin, seconds)`` extends a claim held while the fetch
+    goes on, so a short lease is enough and a dead holder's claim lapses soon.
+    ``release(origin)`` ends this process's claim once the verdict is stored (or
+    the fetch was given up). All three are called off the reactor thread.
     """
 
     def claim(self, origin: str, seconds: float) -> bool: ...
+
+    def renew(self, origin: str, seconds: float) -> bool: ...
 
     def release(self, origin: str) -> None: ...

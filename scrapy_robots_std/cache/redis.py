@@ -47,6 +47,13 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+#: Extends the claim only if it is still ours.
+_RENEW: Final = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
 #: Re-dates the record of one fetch (a stale copy standing in again), if it is
 #: still the stored one.
 _REDATE: Final = """
@@ -111,6 +118,7 @@ class RedisCache(LayeredCache):
             raise SettingsError(f"REDIS_URL: {exc} in {url!r}") from None
         self._release_script = self._redis.register_script(_RELEASE)
         self._redate_script = self._redis.register_script(_REDATE)
+        self._renew_script = self._redis.register_script(_RENEW)
         #: origin -> the token of the claim this process holds
         self._claims: dict[str, str] = {}
 
@@ -147,6 +155,21 @@ class RedisCache(LayeredCache):
             return False
         self._claims[origin] = token
         return True
+
+    def renew(self, origin: str, seconds: float) -> bool:
+        """Extend this process's claim on ``origin``; ``False`` if it is no longer ours."""
+        token = self._claims.get(origin)
+        if token is None:
+            return False
+        kept = self._call(
+            self._renew_script,
+            keys=[self._claim_key(origin)],
+            args=[token, max(1, round(seconds * 1000))],
+            default=1,
+        )
+        if not kept:
+            self._claims.pop(origin, None)
+        return bool(kept)
 
     def release(self, origin: str) -> None:
         token = self._claims.pop(origin, None)

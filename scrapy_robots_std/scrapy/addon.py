@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -20,6 +21,10 @@ MIDDLEWARE_PRIORITY = 100
 class Addon:
     """Puts :class:`RobotsTxtStdMiddleware` in the built-in's slot and removes the built-in.
 
+    It also makes :class:`RobotsAwarePriorityQueue` the scheduler's priority queue,
+    so requests that wait for robots.txt wait in the scheduler (at the add-on's
+    priority: a ``SCHEDULER_PRIORITY_QUEUE`` in the project's settings wins).
+
     ``ROBOTSTXT_OBEY`` stays the one on/off switch: with it off, the middleware
     raises ``NotConfigured`` and nothing obeys robots.txt, as with the built-in.
     """
@@ -31,3 +36,4 @@ class Addon:
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", RobotsTxtStdMiddleware, MIDDLEWARE_PRIORITY
         )
+        settings.set("SCHEDULER_PRIORITY_QUEUE", RobotsAwarePriorityQueue, "addon")

@@ -1,0 +1,131 @@
+"""A store's blocking calls (SQLite, Redis), run on one worker thread of their own.
+
+The reactor thread never waits on a store: every call returns a Deferred, has a
+deadline, and a failure or a missed deadline is an answer (nothing stored, no claim
+shared) rather than an error. One worker thread per store keeps the calls in order
+and lets a SQLite connection stay on the thread that opened it.
+
+A call slower than :data:`SLOW_CALL` seconds is reported once, at WARNING, with its
+duration; ``robots_std/cache/store_slow`` counts them all.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from twisted.internet.defer import Deferred, TimeoutError
+from twisted.internet.threads import deferToThreadPool
+from twisted.python.threadpool import ThreadPool
+
+from scrapy_robots_std import stats as _stats
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from scrapy.statscollectors import StatsCollector
+
+__all__ = ["SLOW_CALL", "OffThread"]
+
+logger = logging.getLogger("scrapy_robots_std.cache")
+
+#: Seconds above which a store call is reported as slow.
+SLOW_CALL: Final = 0.25
+
+_T = TypeVar("_T")
+
+
+class OffThread:
+    """Runs ``store``'s methods on a worker thread; ``call`` gives a Deferred.
+
+    ``deadline`` bounds how long the reactor side waits for one call (the store's own
+    socket or lock timeouts bound the thread); past it the call's ``default`` is the
+    answer and a stat counts it.
+    """
+
+    def __init__(
+        self,
+        describe: str,
+        *,
+        deadline: float,
+        stats: StatsCollector | None = None,
+    ) -> None:
+        self.describe = describe
+        self.deadline = deadline
+        self._stats = stats
+        self._pool: ThreadPool | None = None
+        self._warned = False
+
+    def start(self) -> None:
+        if self._pool is None:
+            self._pool = ThreadPool(minthreads=1, maxthreads=1, name="robots-std-store")
+            self._pool.start()
+
+    def stop(self) -> None:
+        """Stop the worker once the calls queued so far have run."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.stop()
+
+    def submit(self, function: Callable[..., object], *args: Any) -> None:
+        """Run ``function(*args)`` on the worker thread; nobody waits for it."""
+        if self._pool is not None:
+            self._pool.callInThread(_quietly, function, *args)
+
+    async def call(
+        self, default: _T, function: Callable[..., _T], *args: Any, **kwargs: Any
+    ) -> _T:
+        """``function(*args, **kwargs)`` on the worker thread, or ``default``."""
+        # Imported here: importing the reactor installs the default one, and the
+        # crawl's own choice (asyncio) must come first.
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import reactor
+
+        if self._pool is None:
+            return default
+        started = time.monotonic()
+        result: Deferred[_T] = deferToThreadPool(
+            reactor,
+            self._pool,
+            function,
+            *args,
+            **kwargs,
+        )
+        result.addTimeout(self.deadline, reactor)
+        try:
+            value = await maybe_deferred_to_future(result)
+        except TimeoutError:
+            self._inc("store_timeout")
+            logger.warning(
+                "%(store)s did not answer within %(deadline)g s; going on without it",
+                {"store": self.describe, "deadline": self.deadline},
+            )
+            return default
+        finally:
+            self._note_duration(time.monotonic() - started)
+        return value
+
+    def _note_duration(self, seconds: float) -> None:
+        if seconds < SLOW_CALL:
+            return
+        self._inc("store_slow")
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "%(store)s is slow: one call took %(seconds).2f s (more than "
+                "%(limit)g s). Requests never wait on it, but robots.txt may be "
+                "fetched again where the store would have had it",
+                {"store": self.describe, "seconds": seconds, "limit": SLOW_CALL},
+            )
+
+    def _inc(self, name: str) -> None:
+        if self._stats is not None:
+            self._stats.inc_value(_stats.stat("cache", name))
+
+
+def _quietly(function: Callable[..., object], *args: Any) -> None:
+    try:
+        function(*args)
+    except Exception:  # a background call's failure is not the crawl's
+        logger.debug("Background store call %r failed", function, exc_info=True)

@@ -1,0 +1,27 @@
+"""Text from a robots.txt, a header or a URL, made safe for a log line or a terminal.
+
+Control characters (C0, DEL, C1: ESC and OSC sequences among them) and the bidi
+controls that reorder what a reader sees are written as ``\\xNN`` / ``\\uNNNN``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["safe"]
+
+_UNSAFE: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def safe(text: object) -> str:
+    """``str(text)`` with every unsafe character escaped."""
+    shown = text if isinstance(text, str) else str(text)
+    return _UNSAFE.sub(_escape, shown)

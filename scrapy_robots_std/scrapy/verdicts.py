@@ -1,0 +1,277 @@
+"""VerdictBook: each origin's verdict in this process, and the fetches in flight.
+
+The book is what the middleware and the scheduler's queue ask, per request, from
+memory only: does this request's origin have a fresh verdict? When it does not,
+:meth:`VerdictBook.need` starts the origin's fetch cycle (one per origin at a time).
+When a cycle ends, the verdict goes into memory, the listeners (the queues holding
+that origin's requests) are told, and the engine is woken to pop them.
+
+A cycle may end before ``need`` returns: Twisted's default reactor runs a coroutine
+synchronously until it waits, and the HTTP cache answers robots.txt without waiting.
+Nothing here relies on the cycle still running after ``need``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.httpobj import urlparse_cached
+from twisted.internet.defer import Deferred
+
+from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.fetcher import (
+    FETCH_META,
+    Fetched,
+    Fetcher,
+    unreachable_entry,
+)
+from scrapy_robots_std.scrapy.origin import Origin, origin_of
+from scrapy_robots_std.stats import DROP_SHUTDOWN
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request
+
+    from scrapy_robots_std.cache.base import CacheEntry
+    from scrapy_robots_std.scrapy.store import Store
+
+__all__ = ["VerdictBook", "book_for"]
+
+logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
+
+#: URL prefixes (_memo_key) whose origin is remembered; the memo is emptied when full.
+_ORIGIN_MEMO_SIZE: Final = 4096
+#: Longer memo keys are not remembered (a host name alone is at most 253 characters).
+_MEMO_KEY_MAX: Final = 512
+#: Seconds a verdict just decided stands for the requests that waited for it, even
+#: when its TTL is shorter (0 included): otherwise they would wait for ever.
+_GRACE: Final = 2.0
+
+_BOOKS: weakref.WeakKeyDictionary[Crawler, VerdictBook] = weakref.WeakKeyDictionary()
+
+
+def book_for(crawler: Crawler) -> VerdictBook | None:
+    """The crawl's book (``None``: the middleware is not enabled)."""
+    return _BOOKS.get(crawler)
+
+
+class WaitingQueue(Protocol):
+    """A scheduler queue that holds requests until their origin has a verdict."""
+
+    def verdict_arrived(self, origin_key: str) -> None: ...
+
+    def report_left(self) -> None: ...
+
+
+@dataclass
+class _Fetch:
+    origin: Origin
+    trigger: Request | None
+    #: requests waiting in ``process_request`` (not the scheduler's)
+    waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
+    task: Deferred[None] | None = None
+
+
+class VerdictBook:
+    """Verdicts in memory, fetches in flight, and who to tell when one ends."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        store: Store,
+        fetcher: Fetcher,
+        on_fetched: Callable[[Fetched, Request | None], None],
+    ) -> None:
+        self.crawler = crawler
+        self.store = store
+        self.fetcher = fetcher
+        self._on_fetched = on_fetched
+        self._fetches: dict[str, _Fetch] = {}
+        self._decided_at: dict[str, float] = {}
+        self._queues: list[WaitingQueue] = []
+        self._tasks: set[Deferred[object]] = set()
+        # Every request is looked up at least twice (queue, downloader); its origin
+        # depends only on the URL up to its authority, worked out once per prefix.
+        self._origins: dict[str, Origin | None] = {}
+        _BOOKS[crawler] = self
+
+    # -- asked per request: memory only ---------------------------------------------
+
+    def origin_to_check(self, request: Request) -> Origin | None:
+        """The origin whose robots.txt decides ``request``; ``None``: exempt."""
+        meta = request.meta
+        if meta.get("dont_obey_robotstxt") or FETCH_META in meta:
+            return None
+        key = _memo_key(request.url)
+        if key is not None:
+            try:
+                return self._origins[key]
+            except KeyError:
+                pass
+        origin = origin_of(urlparse_cached(request))
+        if key is not None:
+            if len(self._origins) >= _ORIGIN_MEMO_SIZE:
+                self._origins.clear()
+            self._origins[key] = origin
+        return origin
+
+    def fresh(self, origin_key: str, *, waited: bool = False) -> CacheEntry | None:
+        """The origin's verdict if still fresh. For a request that ``waited`` for
+        it, a verdict decided moments ago stands even past its TTL."""
+        entry = self.store.memory.get(origin_key)
+        if entry is None:
+            return None
+        if entry.fresh():
+            return entry
+        if not waited:
+            return None
+        decided = self._decided_at.get(origin_key)
+        if decided is not None and time.monotonic() - decided < _GRACE:
+            return entry
+        return None
+
+    def pending_origin(self, request: Request) -> Origin | None:
+        """The origin ``request`` must wait for, or ``None``: it may go now."""
+        origin = self.origin_to_check(request)
+        if origin is None or self.fresh(origin.key) is not None:
+            return None
+        return origin
+
+    def fetching(self) -> int:
+        return len(self._fetches)
+
+    # -- fetch cycles -----------------------------------------------------------------
+
+    def need(self, origin: Origin, trigger: Request | None) -> None:
+        """Start ``origin``'s fetch cycle unless one is in flight or not needed."""
+        if origin.key in self._fetches or self.fresh(origin.key) is not None:
+            return
+        fetch = _Fetch(origin, trigger)
+        self._fetches[origin.key] = fetch
+        fetch.task = deferred_from_coro(self._cycle(fetch))
+
+    async def wait(self, origin: Origin, trigger: Request) -> CacheEntry:
+        """The origin's verdict, waiting for its fetch if need be."""
+        self.need(origin, trigger)
+        entry = self.fresh(origin.key, waited=True)
+        if entry is not None:
+            return entry
+        waiter: Deferred[CacheEntry] = Deferred()
+        self._fetches[origin.key].waiters.append(waiter)
+        return await maybe_deferred_to_future(waiter)
+
+    async def _cycle(self, fetch: _Fetch) -> None:
+        origin = fetch.origin
+        entry: CacheEntry | None = None
+
+        def decided(fetched: Fetched) -> None:
+            nonlocal entry
+            entry = fetched.entry
+            self._decided(entry)
+            self._on_fetched(fetched, fetch.trigger)
+            # The requests waiting here go now, not after the store write.
+            self._release_waiters(fetch, entry)
+
+        try:
+            stale = self.store.memory.get(origin.key)
+            await self.fetcher.fetch(origin, stale, decided)
+        except Exception as exc:  # a bug here must not strand the waiting requests
+            logger.exception(
+                "robots.txt fetch for %(origin)s failed unexpectedly",
+                {"origin": safe(origin.robots_url)},
+                extra={"spider": self.crawler.spider},
+            )
+            if entry is None:
+                entry = unreachable_entry(
+                    origin,
+                    f"internal error: {exc!r}",
+                    self.fetcher.config.unreachable_ttl,
+                )
+                self._decided(entry)
+        finally:
+            del self._fetches[origin.key]
+            if entry is None:  # the crawl stopped first
+                entry = unreachable_entry(
+                    origin, "the spider closed", 0.0, reason=DROP_SHUTDOWN
+                )
+            self._release_waiters(fetch, entry)
+
+    def _release_waiters(self, fetch: _Fetch, entry: CacheEntry) -> None:
+        waiters, fetch.waiters = fetch.waiters, []
+        for waiter in waiters:
+            waiter.callback(entry)
+        self._wake_engine()
+
+    def _decided(self, entry: CacheEntry) -> None:
+        self.store.put_in_memory(entry)
+        if len(self._decided_at) >= self.store.memory.max_origins:
+            self._decided_at.clear()
+        self._decided_at[entry.origin] = time.monotonic()
+        for queue in list(self._queues):
+            queue.verdict_arrived(entry.origin)
+
+    # -- listeners and the engine ------------------------------------------------------
+
+    def attach(self, queue: WaitingQueue) -> None:
+        """Tell ``queue`` of every verdict from now on."""
+        self._queues.append(queue)
+
+    def detach(self, queue: WaitingQueue) -> None:
+        if queue in self._queues:
+            self._queues.remove(queue)
+
+    def detach_all(self) -> None:
+        """At close: the queues Scrapy does not close (memory ones) report what
+        they still hold."""
+        for queue in list(self._queues):
+            queue.report_left()
+        self._queues.clear()
+
+    def _wake_engine(self) -> None:
+        """Have the engine pop the scheduler now rather than at its next heartbeat
+        (every 5 s). Scrapy has no public call for this; without it the released
+        requests still go, later."""
+        engine = self.crawler.engine
+        nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
+        if nextcall is not None:
+            nextcall.schedule()
+
+    def keep(self, coroutine: Coroutine[Any, Any, object]) -> None:
+        """Run a background coroutine, keeping a reference until it ends."""
+        task: Deferred[object] = deferred_from_coro(coroutine)
+        if task.called:
+            return
+        self._tasks.add(task)
+
+        def forget(result: object) -> object:
+            self._tasks.discard(task)
+            return result
+
+        task.addBoth(forget)
+
+    async def settle(self) -> None:
+        """Wait for the background work still running (store writes, signals)."""
+        for task in list(self._tasks):
+            await maybe_deferred_to_future(task)
+
+
+def _memo_key(url: str) -> str | None:
+    """The start of ``url`` that alone decides its origin, or ``None``.
+
+    That is the text before the first ``/`` after the first ``://``: whatever
+    follows, ``urlsplit`` finds the scheme and the netloc within it, so equal keys
+    mean equal origins.
+    """
+    start = url.find("://")
+    if start < 0:
+        return None
+    end = url.find("/", start + 3)
+    key = url if end < 0 else url[:end]
+    return key if len(key) <= _MEMO_KEY_MAX else None
