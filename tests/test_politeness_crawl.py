@@ -106,6 +106,36 @@ async def test_crawl_delay_spaces_one_origin_while_another_runs_at_full_speed(
 
 
 @deferred_f_from_coro_f
+async def test_crawl_delay_means_one_download_at_a_time_at_any_concurrency(
+    hostile: HostileServer,
+) -> None:
+    """With 8 concurrent requests allowed per domain and pages that take 0.4 s to
+    answer, a 0.3 s Crawl-delay still holds from the end of one download to the
+    start of the next: the slot downloads one page at a time."""
+    answer, delay = 0.4, 0.3
+    pages = [f"/page/{n}" for n in range(4)]
+    with loopback_names():
+        hostile.add_route(
+            "/robots.txt",
+            Reply(200, {}, f"User-agent: *\nCrawl-delay: {delay}\n".encode()),
+            host=SLOW,
+        )
+        for page in pages:
+            hostile.add_route(
+                page, Reply(200, {}, b"<p>ok</p>", delay=answer), host=SLOW
+            )
+        urls = [hostile.url(page, host=SLOW) for page in pages]
+        result = await run_crawl(
+            urls, settings(CONCURRENT_REQUESTS=16, CONCURRENT_REQUESTS_PER_DOMAIN=8)
+        )
+    slow_pages = arrivals(hostile, SLOW)
+    assert len(slow_pages) == len(pages)
+    # Each page arrives after the previous one was answered, plus the delay.
+    assert min(gaps(slow_pages)) >= answer + delay - 0.02, gaps(slow_pages)
+    assert result.stats["robots_std/delay/applied"] == 1
+
+
+@deferred_f_from_coro_f
 async def test_crawl_delay_is_off_by_default(hostile: HostileServer) -> None:
     with loopback_names():
         urls = site(

@@ -267,13 +267,11 @@ class Fetcher:
         if verdict.verdict != policy.UNREACHABLE:
             self.report.origin_recovered(origin.robots_url)
         elif stale is not None and stale.verdict != policy.UNREACHABLE:
-            # RFC 9309 2.4: a cached copy may stand in while the origin is down. The
-            # detail keeps the copy's own reason and only the latest failure.
+            # RFC 9309 2.4: a cached copy may stand in while the origin is down.
             self._inc("verdict", "stale")
-            first = stale.detail.split(_STALE_MARK, 1)[0]
             entry = dataclasses.replace(
                 stale,
-                detail=f"{first}{_STALE_MARK}{entry.detail})",
+                detail=stale_detail(stale.detail, entry.detail),
                 expires_at=entry.expires_at,
             )
             robots = body = None
@@ -431,6 +429,13 @@ def unreachable_entry(
         fetched_at=now,
         expires_at=now + ttl,
     )
+
+
+def stale_detail(copy_detail: str, failure: str) -> str:
+    """A stale copy's detail: its own reason and only the latest failure, so it does
+    not grow each time the copy stands in again."""
+    first = copy_detail.split(_STALE_MARK, 1)[0]
+    return f"{first}{_STALE_MARK}{failure})"
 
 
 def describe(verdict: policy.FetchVerdict, detail: str) -> str:
