@@ -98,7 +98,7 @@ def stored_entry(url: str, robots: Any) -> Any:
     after a 200 without redirects, holding ``robots`` (a parsed ``RobotsTxt``)."""
     from scrapy_robots_std import policy as _policy
     from scrapy_robots_std.cache import CacheEntry
-    from scrapy_robots_std.scrapy.middleware import _describe
+    from scrapy_robots_std.scrapy.fetcher import describe as _describe
     from scrapy_robots_std.scrapy.origin import origin_of
 
     origin = origin_of(url)

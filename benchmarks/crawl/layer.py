@@ -310,7 +310,7 @@ def _drop_cache(mw: Any) -> int:
         count = len(mw._parsers)
         mw._parsers.clear()
         return count
-    cache = mw.cache
+    cache = mw.store.memory
     count = len(cache)
     # The default MemoryCache keeps its entries in _entries; another backend is
     # emptied through its close() (which may keep data elsewhere: then say so).

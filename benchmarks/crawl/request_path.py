@@ -9,9 +9,9 @@ in this process, with no network. Two paths:
 * a page request, which is downloaded: Scrapy sends ``request_scheduled``, then the
   middleware's ``process_request`` checks it (robots.txt off: the signal alone;
   built-in: ``RobotsTxtMiddleware.process_request``, its parser cached for the
-  netloc; scrapy-robots-std: ``RobotsTxtStdMiddleware.process_request`` with a
-  fresh cache entry; its parking receiver is connected only while a robots.txt
-  fetch is in flight, and with every verdict cached none is). The URL
+  netloc; scrapy-robots-std: the look ``RobotsAwarePriorityQueue`` takes at the
+  verdict when it pops the request, then ``RobotsTxtStdMiddleware.process_request``
+  with a fresh cache entry; nothing of ours receives ``request_scheduled``). The URL
   parse is cached beforehand (``urlparse_cached``), as the scheduler's
   downloader-aware queue leaves it in a crawl for every way.
 * a duplicate link, which the scheduler's duplicate filter drops: only
@@ -52,10 +52,14 @@ def _run(coro: Coroutine[Any, Any, None]) -> None:
 def _then_process_request(
     scheduled: Callable[[Request], None], middleware: Any
 ) -> Callable[[Request], None]:
-    """The signal, then the middleware's check, as a crawl takes a page request."""
+    """The signal, then the middleware's check, as a crawl takes a page request
+    (for ours, the scheduler queue's look at the verdict as well)."""
+    book = getattr(middleware, "book", None)
 
     def check(request: Request) -> None:
         scheduled(request)
+        if book is not None and book.pending_origin(request) is not None:
+            raise RuntimeError("the verdict was not cached")
         _run(middleware.process_request(request))
 
     return check
@@ -102,7 +106,7 @@ def _layers(site: Any) -> dict[str, dict[str, Callable[[Request], None]]]:
             middleware = RobotsTxtStdMiddleware.from_crawler(crawler)
             for origin in site.origins:
                 robots = RobotsTxt.parse(site.robots_body(origin))
-                middleware.cache.put(
+                middleware.store.memory.put(
                     stored_entry(site.home(origin), robots.without_diagnostics())
                 )
         paths["link"][way] = scheduled
