@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
     from scrapy_robots_std.scrapy.waiting_redis import RobotsAwareRedisQueue
 
-__version__ = "0.3.3"
+__version__ = "0.4.0"
 
 __all__ = [
     "Addon",
