@@ -65,14 +65,6 @@ class FetchVerdict:
     reason: str
     retry: bool = False
 
-    @property
-    def allows_everything(self) -> bool:
-        return self.verdict == ALLOW_ALL
-
-    @property
-    def blocks_everything(self) -> bool:
-        return self.verdict in (DISALLOW_ALL, UNREACHABLE)
-
 
 def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdict:
     """Map a fetch outcome to a verdict under ``standard`` (SPEC 3, RFC 9309 2.3.1).

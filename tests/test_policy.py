@@ -154,23 +154,6 @@ def test_redirect_failure_wins_over_a_status() -> None:
     assert fetch_verdict(outcome).verdict == ALLOW_ALL
 
 
-@pytest.mark.parametrize(
-    ("verdict", "allows_everything", "blocks_everything"),
-    [
-        (PARSE, False, False),
-        (ALLOW_ALL, True, False),
-        (DISALLOW_ALL, False, True),
-        (UNREACHABLE, False, True),
-    ],
-)
-def test_fetch_verdict_shortcuts(
-    verdict: str, allows_everything: bool, blocks_everything: bool
-) -> None:
-    result = FetchVerdict(verdict, "x")
-    assert result.allows_everything is allows_everything
-    assert result.blocks_everything is blocks_everything
-
-
 # -- retry_delay --------------------------------------------------------------------
 
 

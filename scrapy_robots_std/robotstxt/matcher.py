@@ -393,12 +393,6 @@ _LONG_PATH = 256
 _second = itemgetter(1)
 
 
-def is_plain_rfc9309(pattern: bytes) -> bool:
-    """A non-empty pattern without ``*`` or a final ``$``: a prefix to compare."""
-    # (bytes.find, not "in": "in" on bytes first tries its operand as an int.)
-    return bool(pattern) and pattern.find(b"*") < 0 and pattern[-1] != 0x24
-
-
 def _parents(patterns: tuple[bytes, ...]) -> list[int]:
     """For each sorted pattern, the index of its longest proper prefix in the list."""
     parents: list[int] = []
