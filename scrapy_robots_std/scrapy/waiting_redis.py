@@ -281,7 +281,10 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
     def _wake_engine(self) -> None:
         """Have the engine pop again on its next turn rather than at its next
         heartbeat (every 5 s), after a ``pop()`` that stopped at its bound."""
-        engine = self._crawler.engine
+        try:
+            engine = self._crawler.engine
+        except RuntimeError:  # Scrapy 2.19+: not set yet (no crawl is running)
+            return
         nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
         if nextcall is not None:
             nextcall.schedule()

@@ -1,0 +1,214 @@
+"""RobotsAwareRedisQueue against a real redis-server, with a stand-in for the book.
+
+The crawls with two worker processes are in test_scrapy_redis_fleet.py; here each
+rule of the queue is checked on its own: where a waiting request lives, when it
+comes back, the bound on one pop, and the look at other workers' waiting origins.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+import redis
+from scrapy import Request, Spider
+from scrapy.utils.test import get_crawler
+
+from scrapy_robots_std.scrapy.origin import Origin, origin_of
+from scrapy_robots_std.scrapy.waiting import WAITED_META
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytest.importorskip("scrapy_redis")
+
+from scrapy_robots_std.scrapy import waiting_redis
+from scrapy_robots_std.scrapy.waiting_redis import (
+    MAX_STEPS,
+    RobotsAwareRedisQueue,
+)
+
+KEY = "unit:requests"
+ORIGINS = f"{KEY}:robots-waiting-origins"
+WAITING = f"{KEY}:robots-waiting:"
+
+
+class FakeBook:
+    """What the queue asks of a VerdictBook: verdicts are decided by the test."""
+
+    def __init__(self) -> None:
+        self.verdicts: set[str] = set()
+        self.needed: list[str] = []
+        self.queues: list[Any] = []
+
+    def attach(self, queue: Any) -> None:
+        self.queues.append(queue)
+
+    def fresh(self, origin_key: str, *, waited: bool = False) -> object | None:
+        return object() if origin_key in self.verdicts else None
+
+    def pending_origin(self, request: Request) -> Origin | None:
+        if request.meta.get("dont_obey_robotstxt"):
+            return None
+        origin = origin_of(request.url)
+        if origin is None or origin.key in self.verdicts:
+            return None
+        return origin
+
+    def need(self, origin: Origin, trigger: Request | None) -> None:
+        self.needed.append(origin.key)
+
+    def decide(self, url: str) -> None:
+        origin = origin_of(url)
+        assert origin is not None
+        self.verdicts.add(origin.key)
+        for queue in self.queues:
+            queue.verdict_arrived(origin.key)
+
+
+class UnitSpider(Spider):
+    name = "unit"
+
+
+@pytest.fixture
+def server(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url, socket_timeout=5)
+    yield client
+    client.close()
+
+
+def make_queue(
+    server: redis.Redis, book: FakeBook | None, monkeypatch: pytest.MonkeyPatch
+) -> RobotsAwareRedisQueue:
+    monkeypatch.setattr(waiting_redis, "book_for", lambda crawler: book)
+    crawler = get_crawler(UnitSpider)
+    spider = UnitSpider.from_crawler(crawler)
+    crawler.spider = spider
+    return RobotsAwareRedisQueue(server, spider, KEY)
+
+
+def key(url: str) -> str:
+    origin = origin_of(url)
+    assert origin is not None
+    return origin.key
+
+
+def waiting_in_redis(server: redis.Redis) -> dict[str, int]:
+    return {
+        origin.decode(): int(server.zcard(WAITING + origin.decode()))
+        for origin in server.smembers(ORIGINS)
+    }
+
+
+def test_without_the_book_it_is_scrapy_redis_priority_queue(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = make_queue(server, None, monkeypatch)
+    for n, priority in enumerate((0, 5, -5)):
+        queue.push(Request(f"http://a{n}.test/", priority=priority))
+    assert len(queue) == 3
+    popped = [queue.pop(), queue.pop(), queue.pop(), queue.pop()]
+    assert [r.url if r else None for r in popped] == [
+        "http://a1.test/",
+        "http://a0.test/",
+        "http://a2.test/",
+        None,
+    ]
+    assert server.keys("*robots-waiting*") == []
+
+
+def test_a_request_without_a_verdict_waits_in_redis_until_it_comes(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    queue.push(Request("http://new.test/a", priority=10))
+    queue.push(Request("http://known.test/b"))
+    queue.push(Request("http://new.test/c", priority=20))
+    queue.push(Request("http://new.test/x", meta={"dont_obey_robotstxt": True}))
+
+    # new.test has no verdict: its requests move to Redis, the others go.
+    first, second = queue.pop(), queue.pop()
+    assert first is not None
+    assert second is not None
+    assert {first.url, second.url} == {"http://known.test/b", "http://new.test/x"}
+    assert queue.pop() is None
+    assert waiting_in_redis(server) == {key("http://new.test/"): 2}
+    assert int(server.zcard(KEY)) == 0
+    assert book.needed[0] == key("http://new.test/")
+    assert len(queue) == 2  # the waiting ones count: the spider is not idle
+    assert queue.spider.crawler.stats.get_value("robots_std/wait/held") == 2
+
+    book.decide("http://new.test/")
+    released = [queue.pop(), queue.pop()]
+    assert [r.url if r else None for r in released] == [
+        "http://new.test/c",  # by priority, as in the shared queue
+        "http://new.test/a",
+    ]
+    assert all(WAITED_META in r.meta for r in released if r is not None)
+    assert queue.pop() is None
+    assert len(queue) == 0
+    assert server.smembers(ORIGINS) == set()
+    assert server.keys("*robots-waiting*") == []
+
+
+def test_another_worker_takes_over_the_waiting_requests(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gone = make_queue(server, FakeBook(), monkeypatch)
+    gone.push(Request("http://left.test/1"))
+    gone.push(Request("http://left.test/2"))
+    assert gone.pop() is None  # both wait in Redis; then this worker stops
+
+    book = FakeBook()
+    other = make_queue(server, book, monkeypatch)
+    assert len(other) == 2
+    # Its first pop looks at the fleet's waiting origins and asks for the verdict.
+    assert other.pop() is None
+    assert book.needed == [key("http://left.test/")]
+    book.decide("http://left.test/")
+    urls = {r.url for r in (other.pop(), other.pop()) if r is not None}
+    assert urls == {"http://left.test/1", "http://left.test/2"}
+    assert len(other) == 0
+
+    # A worker that has the verdict already releases them on its first look.
+    gone.push(Request("http://left2.test/1"))
+    assert gone.pop() is None
+    knows = FakeBook()
+    knows.verdicts.add(key("http://left2.test/"))
+    third = make_queue(server, knows, monkeypatch)
+    popped = third.pop()
+    assert popped is not None
+    assert popped.url == "http://left2.test/1"
+    assert knows.needed == []
+
+
+def test_one_pop_moves_a_bounded_number_of_requests(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    total = MAX_STEPS + 30
+    for n in range(total):
+        queue.push(Request(f"http://o{n}.test/"))
+    assert queue.pop() is None
+    assert int(server.zcard(KEY)) == total - MAX_STEPS
+    assert sum(waiting_in_redis(server).values()) == MAX_STEPS
+    assert queue.pop() is None
+    assert int(server.zcard(KEY)) == 0
+    assert len(queue) == total
+
+
+def test_clear_empties_the_waiting_sets_too(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = make_queue(server, FakeBook(), monkeypatch)
+    for n in range(3):
+        queue.push(Request(f"http://o{n}.test/"))
+    assert queue.pop() is None
+    queue.push(Request("http://later.test/"))
+    assert len(queue) == 4
+    queue.clear()
+    assert len(queue) == 0
+    assert server.keys("unit:*") == []
