@@ -1,16 +1,14 @@
-"""The stat keys this package adds, and the reasons a request is dropped.
+"""Every stat key this package sets, and the reasons a request is dropped.
 
-Scrapy's own ``robotstxt/*`` keys keep their built-in meaning; every other key is
-``robots_std/<part>/<part>``, built by :func:`stat`, so the README's stats table has
-one place to match.
+Scrapy's own ``robotstxt/*`` keys keep their built-in meaning; the package's own keys
+are ``robots_std/...``. The README's stats table lists the same names, in this order.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-#: Prefix of every stat key this package adds (Scrapy's ``robotstxt/*`` keys are
-#: kept with their built-in meaning).
+#: Prefix of every stat key this package adds.
 PREFIX: Final = "robots_std/"
 
 # Why a request was dropped (the ``robots_std/dropped/<reason>`` keys).
@@ -21,4 +19,69 @@ DROP_SHUTDOWN: Final = "shutdown"  # still waiting for robots.txt when the spide
 
 
 def stat(*parts: str) -> str:
+    """``robots_std/<part>/<part>...``."""
     return PREFIX + "/".join(parts)
+
+
+# -- Scrapy's keys, with the built-in middleware's meaning --------------------------
+ROBOTS_REQUESTS: Final = "robotstxt/request_count"
+ROBOTS_RESPONSES: Final = "robotstxt/response_count"
+FORBIDDEN: Final = "robotstxt/forbidden"
+
+
+def robots_status(status: int) -> str:
+    return f"robotstxt/response_status_count/{status}"
+
+
+def robots_exception(exc: BaseException) -> str:
+    return f"robotstxt/exception_count/{type(exc)}"
+
+
+# -- drops and verdicts --------------------------------------------------------------
+def dropped(reason: str) -> str:
+    return stat("dropped", reason)
+
+
+def would_drop(reason: str) -> str:
+    return stat("would_drop", reason)
+
+
+def dropped_by_origin(origin: str) -> str:
+    """Set for the top ``ROBOTS_STD_SUMMARY_TOP`` origins only (a bounded set)."""
+    return stat("dropped_by_origin", origin)
+
+
+def verdict(name: str) -> str:
+    """``name``: a policy verdict, or ``"stale"``."""
+    return stat("verdict", name)
+
+
+FETCH_RETRIES: Final = stat("fetch", "retries")
+BODY_TRUNCATED: Final = stat("body", "truncated")
+
+# -- the cache ---------------------------------------------------------------------
+CACHE_HIT: Final = stat("cache", "hit")
+CACHE_MISS: Final = stat("cache", "miss")
+CACHE_EVICTION: Final = stat("cache", "eviction")
+CACHE_SHARED: Final = stat("cache", "shared")
+CACHE_STORE_HIT: Final = stat("cache", "store_hit")
+CACHE_STORE_ERROR: Final = stat("cache", "store_error")
+CACHE_STORE_SLOW: Final = stat("cache", "store_slow")
+CACHE_STORE_TIMEOUT: Final = stat("cache", "store_timeout")
+
+# -- waiting -----------------------------------------------------------------------
+WAIT_HELD: Final = stat("wait", "held")
+WAIT_LEFT_AT_CLOSE: Final = stat("wait", "left_at_close")
+WAIT_REQUESTS: Final = stat("wait", "requests")
+WAIT_SECONDS: Final = stat("wait", "seconds")
+WAIT_MAX_SECONDS: Final = stat("wait", "max_seconds")
+
+# -- politeness and sitemaps -----------------------------------------------------------
+DELAY_ASKED: Final = stat("delay", "asked")
+DELAY_APPLIED: Final = stat("delay", "applied")
+DELAY_CAPPED: Final = stat("delay", "capped")
+DELAY_IGNORED: Final = stat("delay", "ignored")
+DELAY_MAX_SECONDS: Final = stat("delay", "max_seconds")
+DELAY_REQUESTS: Final = stat("delay", "requests")
+SITEMAPS_SCHEDULED: Final = stat("sitemaps", "scheduled")
+SITEMAPS_INVALID: Final = stat("sitemaps", "invalid")

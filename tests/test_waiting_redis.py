@@ -40,6 +40,7 @@ class FakeBook:
         self.verdicts: set[str] = set()
         self.needed: list[str] = []
         self.queues: list[Any] = []
+        self.wakes = 0
 
     def attach(self, queue: Any) -> None:
         self.queues.append(queue)
@@ -57,6 +58,9 @@ class FakeBook:
 
     def need(self, origin: Origin, trigger: Request | None) -> None:
         self.needed.append(origin.key)
+
+    def wake_engine(self) -> None:
+        self.wakes += 1
 
     def decide(self, url: str) -> None:
         origin = origin_of(url)
@@ -195,6 +199,7 @@ def test_one_pop_moves_a_bounded_number_of_requests(
     assert queue.pop() is None
     assert int(server.zcard(KEY)) == total - MAX_STEPS
     assert sum(waiting_in_redis(server).values()) == MAX_STEPS
+    assert book.wakes == 1  # the engine pops again soon, not at its heartbeat
     assert queue.pop() is None
     assert int(server.zcard(KEY)) == 0
     assert len(queue) == total

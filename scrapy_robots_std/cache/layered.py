@@ -21,7 +21,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from scrapy_robots_std import stats as _report
+from scrapy_robots_std import stats as _report  # the stat keys
 from scrapy_robots_std.cache.memory import MemoryCache
 from scrapy_robots_std.cache.record import (
     build_entry,
@@ -179,7 +179,7 @@ class LayeredCache:
                 return None
             entry = loaded
         self._front.put(entry)
-        self._inc("store_hit")
+        self._inc(_report.CACHE_STORE_HIT)
         return entry
 
     def _usable_meta(self, raw: bytes | None, origin: str) -> Meta | None:
@@ -214,7 +214,7 @@ class LayeredCache:
         return result
 
     def _failed(self, exc: Exception) -> None:
-        self._inc("store_error")
+        self._inc(_report.CACHE_STORE_ERROR)
         first = self._down_until is None
         self._down_until = time.monotonic() + self.retry_interval
         self._reset_after_failure()
@@ -233,9 +233,9 @@ class LayeredCache:
     def _reset_after_failure(self) -> None:
         """Drop whatever the failed store left half-done (a subclass hook)."""
 
-    def _inc(self, name: str) -> None:
+    def _inc(self, key: str) -> None:
         if self._stats is not None:
-            self._stats.inc_value(_report.stat("cache", name))
+            self._stats.inc_value(key)
 
 
 def _error_text(exc: Exception) -> str:

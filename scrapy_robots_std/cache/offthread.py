@@ -1,12 +1,19 @@
-"""A store's blocking calls (SQLite, Redis), run on one worker thread of their own.
+"""A store's blocking calls (SQLite, Redis), run on worker threads of their own.
 
-The reactor thread never waits on a store: every call returns a Deferred, has a
+The reactor thread never blocks on a store: every call returns a Deferred, has a
 deadline, and a failure or a missed deadline is an answer (nothing stored, no claim
-shared) rather than an error. One worker thread per store keeps the calls in order
-and lets a SQLite connection stay on the thread that opened it.
+shared) rather than an error. By default one worker thread per store keeps the calls
+in order and lets a SQLite connection stay on the thread that opened it. A store that
+may be called from several threads at once (a network store such as Redis, whose
+client has a connection pool) can be given ``workers > 1``: then one slow round trip
+no longer holds up every other origin's call behind it.
 
-A call slower than :data:`SLOW_CALL` seconds is reported once, at WARNING, with its
-duration; ``robots_std/cache/store_slow`` counts them all.
+The reactor does not block, but the fetch cycle of an origin awaits its store calls
+(the read before the fetch, the claim, the read after the claim), and that origin's
+requests wait for the verdict meanwhile. A call slower than :data:`SLOW_CALL` seconds
+(from the moment it was asked for, queueing behind other calls included) is reported
+once, at WARNING, with its duration and the part of it spent queued;
+``robots_std/cache/store_slow`` counts them all.
 """
 
 from __future__ import annotations
@@ -39,9 +46,11 @@ _T = TypeVar("_T")
 class OffThread:
     """Runs ``store``'s methods on a worker thread; ``call`` gives a Deferred.
 
-    ``deadline`` bounds how long the reactor side waits for one call (the store's own
-    socket or lock timeouts bound the thread); past it the call's ``default`` is the
-    answer and a stat counts it.
+    ``deadline`` bounds how long the reactor side waits for one call, queueing
+    included (the store's own socket or lock timeouts bound the thread); past it the
+    call's ``default`` is the answer and a stat counts it. ``workers`` is how many
+    calls may run at once: 1 (the default) runs them one after another, in order, on
+    one thread; more is only for stores that are safe to call from several threads.
     """
 
     def __init__(
@@ -50,16 +59,22 @@ class OffThread:
         *,
         deadline: float,
         stats: StatsCollector | None = None,
+        workers: int = 1,
     ) -> None:
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
         self.describe = describe
         self.deadline = deadline
+        self.workers = workers
         self._stats = stats
         self._pool: ThreadPool | None = None
         self._warned = False
 
     def start(self) -> None:
         if self._pool is None:
-            self._pool = ThreadPool(minthreads=1, maxthreads=1, name="robots-std-store")
+            self._pool = ThreadPool(
+                minthreads=1, maxthreads=self.workers, name="robots-std-store"
+            )
             self._pool.start()
 
     def stop(self) -> None:
@@ -85,9 +100,13 @@ class OffThread:
         if self._pool is None:
             return default
         started = time.monotonic()
+        # When the worker thread took the call up: the rest was queueing.
+        began: list[float] = []
         result: Deferred[_T] = deferToThreadPool(
             reactor,
             self._pool,
+            _timed,
+            began,
             function,
             *args,
             **kwargs,
@@ -96,32 +115,47 @@ class OffThread:
         try:
             value = await maybe_deferred_to_future(result)
         except TimeoutError:
-            self._inc("store_timeout")
+            self._inc(_stats.CACHE_STORE_TIMEOUT)
             logger.warning(
                 "%(store)s did not answer within %(deadline)g s; going on without it",
                 {"store": self.describe, "deadline": self.deadline},
             )
             return default
         finally:
-            self._note_duration(time.monotonic() - started)
+            ended = time.monotonic()
+            queued = (began[0] if began else ended) - started
+            self._note_duration(ended - started, queued)
         return value
 
-    def _note_duration(self, seconds: float) -> None:
+    def _note_duration(self, seconds: float, queued: float) -> None:
         if seconds < SLOW_CALL:
             return
-        self._inc("store_slow")
+        self._inc(_stats.CACHE_STORE_SLOW)
         if not self._warned:
             self._warned = True
             logger.warning(
                 "%(store)s is slow: one call took %(seconds).2f s (more than "
-                "%(limit)g s). Requests never wait on it, but robots.txt may be "
-                "fetched again where the store would have had it",
-                {"store": self.describe, "seconds": seconds, "limit": SLOW_CALL},
+                "%(limit)g s; %(queued).2f s of it queued behind other calls). "
+                "The reactor does not wait on it, but an origin whose robots.txt "
+                "is not in memory yet waits for it before its fetch",
+                {
+                    "store": self.describe,
+                    "seconds": seconds,
+                    "limit": SLOW_CALL,
+                    "queued": queued,
+                },
             )
 
-    def _inc(self, name: str) -> None:
+    def _inc(self, key: str) -> None:
         if self._stats is not None:
-            self._stats.inc_value(_stats.stat("cache", name))
+            self._stats.inc_value(key)
+
+
+def _timed(
+    began: list[float], function: Callable[..., _T], *args: Any, **kwargs: Any
+) -> _T:
+    began.append(time.monotonic())
+    return function(*args, **kwargs)
 
 
 def _quietly(function: Callable[..., object], *args: Any) -> None:

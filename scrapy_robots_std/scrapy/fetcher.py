@@ -153,12 +153,12 @@ class Fetcher:
                 entry = await self.store.get(origin.key)
                 if entry is not None and entry.fresh():
                     await self.store.release(origin.key)
-                    self._inc("cache", "shared")
+                    self._inc(_stats.CACHE_SHARED)
                     return entry
                 return True
             entry = await self.store.get(origin.key)
             if entry is not None and entry.fresh():
-                self._inc("cache", "shared")
+                self._inc(_stats.CACHE_SHARED)
                 return entry
             now = time.monotonic()
             if now >= give_up:
@@ -193,7 +193,7 @@ class Fetcher:
                 break
             if self.stopping():
                 return None
-            self._inc("fetch", "retries")
+            self._inc(_stats.FETCH_RETRIES)
             logger.info(
                 "robots.txt %(url)s unreachable (%(detail)s); retry %(n)d of %(max)d "
                 "in %(delay).1f s",
@@ -263,12 +263,12 @@ class Fetcher:
             fetched_at=now,
             expires_at=now + ttl,
         )
-        self._inc("verdict", verdict.verdict)
+        self._inc(_stats.verdict(verdict.verdict))
         if verdict.verdict != policy.UNREACHABLE:
             self.report.origin_recovered(origin.robots_url)
         elif stale is not None and stale.verdict != policy.UNREACHABLE:
             # RFC 9309 2.4: a cached copy may stand in while the origin is down.
-            self._inc("verdict", "stale")
+            self._inc(_stats.verdict("stale"))
             entry = dataclasses.replace(
                 stale,
                 detail=stale_detail(stale.detail, entry.detail),
@@ -284,7 +284,7 @@ class Fetcher:
                 extra={"spider": self.crawler.spider},
             )
         if robots is not None and robots.truncated:
-            self._inc("body", "truncated")
+            self._inc(_stats.BODY_TRUNCATED)
         return Fetched(entry, robots, body)
 
     async def _attempt(self, origin: Origin, timeout: float) -> _Attempt:
@@ -295,7 +295,7 @@ class Fetcher:
         hops = 0
         while True:
             request = self._request(url, deadline - time.monotonic())
-            self._stats.inc_value("robotstxt/request_count")
+            self._inc(_stats.ROBOTS_REQUESTS)
             self._watch(+1)
             try:
                 response = await self.crawler.engine.download_async(request)
@@ -306,8 +306,8 @@ class Fetcher:
             finally:
                 self._watch(-1)
             status = response.status
-            self._stats.inc_value("robotstxt/response_count")
-            self._stats.inc_value(f"robotstxt/response_status_count/{status}")
+            self._inc(_stats.ROBOTS_RESPONSES)
+            self._inc(_stats.robots_status(status))
             if 300 <= status < 400 and b"Location" in response.headers:
                 target = _redirect_target(response)
                 problem = None
@@ -344,7 +344,7 @@ class Fetcher:
             name = "IgnoreRequest"
         else:
             name = type(exc).__name__
-            self._stats.inc_value(f"robotstxt/exception_count/{type(exc)}")
+            self._inc(_stats.robots_exception(exc))
         return _Attempt(
             policy.FetchOutcome(error=name, redirects=hops),
             f"{name}: {message[:200]}",
@@ -407,8 +407,8 @@ class Fetcher:
             # The parser reads 512,000 bytes and drops the partial last line.
             raise StopDownload(fail=False)
 
-    def _inc(self, *parts: str) -> None:
-        self._stats.inc_value(_stats.stat(*parts))
+    def _inc(self, key: str) -> None:
+        self._stats.inc_value(key)
 
 
 def unreachable_entry(

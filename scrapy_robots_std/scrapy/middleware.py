@@ -101,9 +101,9 @@ class RobotsTxtStdMiddleware:
             waited_since = waited_since or time.time()
             entry = await self.book.wait(origin, request)
         if waited_since is None:
-            self._inc("cache", "hit")
+            self._inc(_stats.CACHE_HIT)
         else:
-            self._inc("cache", "miss")
+            self._inc(_stats.CACHE_MISS)
             self._record_wait(time.time() - waited_since)
         self._check(request, entry)
 
@@ -179,15 +179,15 @@ class RobotsTxtStdMiddleware:
         )
         values = {"request": safe(request), "why": why}
         if self.config.dry_run:
-            self._inc("would_drop", reason)
+            self._inc(_stats.would_drop(reason))
             logger.debug(
                 "Would be forbidden by robots.txt (dry run): %(request)s by %(why)s",
                 values,
                 extra={"spider": self.crawler.spider},
             )
             return
-        self._stats.inc_value("robotstxt/forbidden")
-        self._inc("dropped", reason)
+        self._inc(_stats.FORBIDDEN)
+        self._inc(_stats.dropped(reason))
         logger.debug(
             "Forbidden by robots.txt: %(request)s by %(why)s",
             values,
@@ -229,10 +229,10 @@ class RobotsTxtStdMiddleware:
 
     def _record_wait(self, seconds: float) -> None:
         seconds = max(seconds, 0.0)
-        self._inc("wait", "requests")
-        key = _stats.stat("wait", "seconds")
+        self._inc(_stats.WAIT_REQUESTS)
+        key = _stats.WAIT_SECONDS
         self._stats.set_value(key, round(self._stats.get_value(key, 0.0) + seconds, 3))
-        self._stats.max_value(_stats.stat("wait", "max_seconds"), round(seconds, 3))
+        self._stats.max_value(_stats.WAIT_MAX_SECONDS, round(seconds, 3))
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -247,11 +247,11 @@ class RobotsTxtStdMiddleware:
         self.book.detach_all()
         await self.book.settle()
         for origin, count in self.report.top_origins():
-            self._stats.set_value(_stats.stat("dropped_by_origin", origin), count)
+            self._stats.set_value(_stats.dropped_by_origin(origin), count)
         logger.info(
             "%(summary)s", {"summary": self.report.summary()}, extra={"spider": spider}
         )
         await self.store.close()
 
-    def _inc(self, *parts: str) -> None:
-        self._stats.inc_value(_stats.stat(*parts))
+    def _inc(self, key: str) -> None:
+        self._stats.inc_value(key)

@@ -162,7 +162,7 @@ class SlotPoliteness:
         if len(self._noted) >= self.config.cache_max_origins:
             self._noted.clear()  # bounded; an origin may be reported again
         self._noted.add(origin)
-        self._inc("asked")
+        self._inc(_stats.DELAY_ASKED)
         if not self.config.crawl_delay:
             return
         values: dict[str, object] = {
@@ -173,7 +173,7 @@ class SlotPoliteness:
         }
         extra = {"spider": self.crawler.spider}
         if slot in self._user_slots:
-            self._inc("ignored")
+            self._inc(_stats.DELAY_IGNORED)
             logger.info(
                 "robots.txt %(url)s asks for %(directive)s %(written)s; ignored "
                 "because DOWNLOAD_SLOTS sets the timing of slot %(slot)r",
@@ -182,15 +182,15 @@ class SlotPoliteness:
             )
             return
         plan = plan_delay(asked, self.config.crawl_delay_max)
-        self._inc("applied")
+        self._inc(_stats.DELAY_APPLIED)
         downloader_slot = self.crawler.engine.downloader.slots.get(slot)
         if just_fetched and downloader_slot is not None:
             # The robots.txt response just arrived: the first page waits from here.
             downloader_slot.lastseen = max(downloader_slot.lastseen, _slot_clock())
-        self.crawler.stats.max_value(_stats.stat("delay", "max_seconds"), plan.seconds)
+        self.crawler.stats.max_value(_stats.DELAY_MAX_SECONDS, plan.seconds)
         values["seconds"] = f"{plan.seconds:g}"
         if plan.capped:
-            self._inc("capped")
+            self._inc(_stats.DELAY_CAPPED)
             logger.info(
                 "robots.txt %(url)s asks for %(directive)s %(written)s; capped at "
                 "%(seconds)s s between requests to slot %(slot)r "
@@ -245,7 +245,7 @@ class SlotPoliteness:
         # request_reached_downloader: the slot exists and its queue is not yet
         # processed, so the first request after the verdict already waits.
         if self._apply(request, responded=False):
-            self._inc("requests")
+            self._inc(_stats.DELAY_REQUESTS)
 
     def _on_response(
         self, response: Response, request: Request, spider: Spider
@@ -254,8 +254,8 @@ class SlotPoliteness:
         # before the downloader takes the slot's next request.
         self._apply(request, responded=True)
 
-    def _inc(self, name: str) -> None:
-        self.crawler.stats.inc_value(_stats.stat("delay", name))
+    def _inc(self, key: str) -> None:
+        self.crawler.stats.inc_value(key)
 
 
 def _asked(robots: RobotsTxt, token: str) -> AskedDelay | None:

@@ -68,8 +68,8 @@ class SitemapFeeder:
             except ValueError:
                 url = ""
             if origin_of(url) is None:
-                stats.inc_value(_stats.stat("sitemaps", "invalid"))
+                stats.inc_value(_stats.SITEMAPS_INVALID)
                 continue
             request = Request(url, callback=callback, meta={SITEMAP_META: robots_url})
             self.crawler.engine.crawl(request)
-            stats.inc_value(_stats.stat("sitemaps", "scheduled"))
+            stats.inc_value(_stats.SITEMAPS_SCHEDULED)

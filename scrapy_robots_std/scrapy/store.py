@@ -73,7 +73,7 @@ class Store:
     def put_in_memory(self, entry: CacheEntry) -> None:
         evicted = self.memory.put(entry)
         if evicted:
-            self._stats.inc_value(_stats.stat("cache", "eviction"), evicted)
+            self._stats.inc_value(_stats.CACHE_EVICTION, evicted)
 
     async def open(self) -> None:
         if self._backend is not None:
@@ -104,7 +104,7 @@ class Store:
         if self._backend is not None:
             evicted = await self._thread.call(0, self._backend.put, entry, body)
             if evicted:
-                self._stats.inc_value(_stats.stat("cache", "eviction"), evicted)
+                self._stats.inc_value(_stats.CACHE_EVICTION, evicted)
 
     async def claim(self, origin: str) -> bool:
         """``True``: this process fetches ``origin`` (and renews the claim)."""

@@ -207,7 +207,7 @@ class VerdictBook:
         waiters, fetch.waiters = fetch.waiters, []
         for waiter in waiters:
             waiter.callback(entry)
-        self._wake_engine()
+        self.wake_engine()
 
     def _decided(self, entry: CacheEntry) -> None:
         self.store.put_in_memory(entry)
@@ -234,11 +234,14 @@ class VerdictBook:
             queue.report_left()
         self._queues.clear()
 
-    def _wake_engine(self) -> None:
+    def wake_engine(self) -> None:
         """Have the engine pop the scheduler now rather than at its next heartbeat
         (every 5 s). Scrapy has no public call for this; without it the released
         requests still go, later."""
-        engine = self.crawler.engine
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy 2.19: no engine before the crawl starts
+            return
         nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
         if nextcall is not None:
             nextcall.schedule()

@@ -40,8 +40,6 @@ __all__ = ["WAITED_META", "RobotsAwarePriorityQueue"]
 
 #: Set on a request when it starts waiting: the ``time.time()`` it began.
 WAITED_META: Final = "_robots_std_waiting_since"
-_STAT_HELD: Final = _stats.stat("wait", "held")
-_STAT_LEFT: Final = _stats.stat("wait", "left_at_close")
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
@@ -141,7 +139,7 @@ class RobotsAwarePriorityQueue:
                 self._waiting_key(origin.key), ()
             )
         queue.push(request)
-        self.crawler.stats.inc_value(_STAT_HELD)
+        self.crawler.stats.inc_value(_stats.WAIT_HELD)
         # May decide at once (the HTTP cache, a store): then verdict_arrived ran.
         book.need(origin, request)
 
@@ -181,7 +179,7 @@ class RobotsAwarePriorityQueue:
         """Count and log the requests still waiting (the spider is closing)."""
         left = self.waiting()
         if left:
-            self.crawler.stats.inc_value(_STAT_LEFT, left)
+            self.crawler.stats.inc_value(_stats.WAIT_LEFT_AT_CLOSE, left)
             logger.warning(
                 "%(n)d request(s) were still waiting for the robots.txt of "
                 "%(origins)d origin(s) when the spider closed; they stay in the "

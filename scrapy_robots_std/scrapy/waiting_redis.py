@@ -80,8 +80,6 @@ SCAN_COUNT: Final = 500
 #: is emptied and the looks at Redis find them again.
 _KNOWN_MAX: Final = 100_000
 
-_STAT_HELD: Final = _stats.stat("wait", "held")
-_STAT_LEFT: Final = _stats.stat("wait", "left_at_close")
 
 #: Pops the first member of a waiting set (KEYS[1]); drops the origin (ARGV[1]) from
 #: the set of waiting origins (KEYS[2]) once that set is empty.
@@ -153,7 +151,7 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         _, waiting, origins = self._counts()
         mine = len(self._known)
         if waiting:
-            self._crawler.stats.set_value(_STAT_LEFT, waiting)
+            self._crawler.stats.set_value(_stats.WAIT_LEFT_AT_CLOSE, waiting)
             logger.info(
                 "%(n)d request(s) of %(origins)d origin(s) are waiting for robots.txt "
                 "in Redis (%(key)s) as this spider closes (%(mine)d of those origins "
@@ -188,7 +186,7 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         request = self._pop_released(book, steps)
         while request is None:
             if steps[0] >= MAX_STEPS:
-                self._wake_engine()
+                book.wake_engine()
                 return None
             request = super().pop(timeout)
             if request is None:
@@ -219,7 +217,7 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         pipe.sadd(self._origins_key, origin.key)
         pipe.execute()
         self._remember(origin.key)
-        self._crawler.stats.inc_value(_STAT_HELD)
+        self._crawler.stats.inc_value(_stats.WAIT_HELD)
         # May decide at once (the HTTP cache, the store): then verdict_arrived ran.
         book.need(origin, request)
 
@@ -277,14 +275,3 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
             keys=[self.key, self._origins_key], args=[self._waiting_prefix]
         )
         return int(queued), int(waiting), int(origins)
-
-    def _wake_engine(self) -> None:
-        """Have the engine pop again on its next turn rather than at its next
-        heartbeat (every 5 s), after a ``pop()`` that stopped at its bound."""
-        try:
-            engine = self._crawler.engine
-        except RuntimeError:  # Scrapy 2.19+: not set yet (no crawl is running)
-            return
-        nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
-        if nextcall is not None:
-            nextcall.schedule()
