@@ -7,14 +7,15 @@ comes back, the bound on one pop, and the look at other workers' waiting origins
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 import redis
+from fake_book import FakeBook
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
-from scrapy_robots_std.scrapy.origin import Origin, origin_of
+from scrapy_robots_std.scrapy.origin import origin_of
 from scrapy_robots_std.scrapy.waiting import WAITED_META
 
 if TYPE_CHECKING:
@@ -31,43 +32,6 @@ from scrapy_robots_std.scrapy.waiting_redis import (
 KEY = "unit:requests"
 ORIGINS = f"{KEY}:robots-waiting-origins"
 WAITING = f"{KEY}:robots-waiting:"
-
-
-class FakeBook:
-    """What the queue asks of a VerdictBook: verdicts are decided by the test."""
-
-    def __init__(self) -> None:
-        self.verdicts: set[str] = set()
-        self.needed: list[str] = []
-        self.queues: list[Any] = []
-        self.wakes = 0
-
-    def attach(self, queue: Any) -> None:
-        self.queues.append(queue)
-
-    def fresh(self, origin_key: str, *, waited: bool = False) -> object | None:
-        return object() if origin_key in self.verdicts else None
-
-    def pending_origin(self, request: Request) -> Origin | None:
-        if request.meta.get("dont_obey_robotstxt"):
-            return None
-        origin = origin_of(request.url)
-        if origin is None or origin.key in self.verdicts:
-            return None
-        return origin
-
-    def need(self, origin: Origin, trigger: Request | None) -> None:
-        self.needed.append(origin.key)
-
-    def wake_engine(self) -> None:
-        self.wakes += 1
-
-    def decide(self, url: str) -> None:
-        origin = origin_of(url)
-        assert origin is not None
-        self.verdicts.add(origin.key)
-        for queue in self.queues:
-            queue.verdict_arrived(origin.key)
 
 
 class UnitSpider(Spider):
