@@ -13,8 +13,9 @@ Keys, under ``ROBOTS_STD_REDIS_PREFIX`` (``robots_std``):
   deletes it one ``ROBOTS_STD_CACHE_TTL`` after the verdict expires: that extra time
   keeps the stale copy RFC 9309 2.4 allows when the origin turns unreachable.
 * ``<prefix>:claim:<origin>``: the fetching process's random token, with the expiry
-  the middleware asks for (about ``ROBOTS_STD_MAX_WAIT``), so a process that dies
-  while fetching holds nobody up for longer than that.
+  the middleware asks for: a short lease (``scrapy.store.CLAIM_LEASE``), renewed
+  while the fetch goes on, so a process that dies while fetching holds nobody up for
+  longer than that; then one waiting process takes the claim over.
 
 redis-py calls are synchronous, with short socket timeouts (``ROBOTS_STD_REDIS_TIMEOUT``),
 and happen only on a local miss, a write, or a claim. When Redis fails the cache

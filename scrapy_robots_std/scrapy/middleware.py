@@ -26,7 +26,7 @@ from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.fetcher import Fetcher
 from scrapy_robots_std.scrapy.origin import origin_of
 from scrapy_robots_std.scrapy.politeness import SlotPoliteness
-from scrapy_robots_std.scrapy.report import Report, rule_text
+from scrapy_robots_std.scrapy.report import Report, record_wait, rule_text
 from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 from scrapy_robots_std.scrapy.sitemaps import SitemapFeeder
 from scrapy_robots_std.scrapy.store import Store
@@ -104,7 +104,7 @@ class RobotsTxtStdMiddleware:
             self._inc(_stats.CACHE_HIT)
         else:
             self._inc(_stats.CACHE_MISS)
-            self._record_wait(time.time() - waited_since)
+            record_wait(self._stats, time.time() - waited_since)
         self._check(request, entry)
 
     def sitemaps(self, url: str) -> tuple[str, ...] | None:
@@ -121,10 +121,10 @@ class RobotsTxtStdMiddleware:
 
     # -- deciding and dropping ------------------------------------------------------
 
-    def _token(self, request: Request | None) -> str:
+    def _token(self, request: Request) -> str:
         if self.config.token is not None:
             return self.config.token
-        header = None if request is None else request.headers.get(b"User-Agent")
+        header = request.headers.get(b"User-Agent")
         key = header or self.config.default_user_agent.encode()
         token = self._tokens.get(key)
         if token is None:
@@ -201,7 +201,7 @@ class RobotsTxtStdMiddleware:
 
     # -- what follows a fetch --------------------------------------------------------
 
-    def _fetched(self, fetched: Fetched, trigger: Request | None) -> None:
+    def _fetched(self, fetched: Fetched, trigger: Request) -> None:
         robots, entry = fetched.robots, fetched.entry
         if robots is None:
             return
@@ -212,9 +212,7 @@ class RobotsTxtStdMiddleware:
                 request=trigger,
             )
         )
-        slot = entry.origin
-        if trigger is not None:
-            slot = self.crawler.engine.downloader.get_slot_key(trigger)
+        slot = self.crawler.engine.downloader.get_slot_key(trigger)
         self.politeness.note(
             entry.origin, robots, entry.robots_url, self._token(trigger), slot
         )
@@ -226,13 +224,6 @@ class RobotsTxtStdMiddleware:
         if origin is None or entry is None:
             return None
         return origin.key, entry, self._token(request)
-
-    def _record_wait(self, seconds: float) -> None:
-        seconds = max(seconds, 0.0)
-        self._inc(_stats.WAIT_REQUESTS)
-        key = _stats.WAIT_SECONDS
-        self._stats.set_value(key, round(self._stats.get_value(key, 0.0) + seconds, 3))
-        self._stats.max_value(_stats.WAIT_MAX_SECONDS, round(seconds, 3))
 
     # -- lifecycle ---------------------------------------------------------------------
 

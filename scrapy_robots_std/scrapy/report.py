@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Final
 
+from scrapy_robots_std import stats as _stats
+
 if TYPE_CHECKING:
+    from scrapy.statscollectors import StatsCollector
+
     from scrapy_robots_std.robotstxt.robots import Rule
 
 #: How many origins and rules the bounded counters track before folding the rest.
@@ -35,6 +39,15 @@ class _BoundedCounter(Counter[str]):
         if _OTHER in self:
             return f"{len(self) - 1}+"
         return str(len(self))
+
+
+def record_wait(stats: StatsCollector, seconds: float) -> None:
+    """Count one request's wait for a robots.txt verdict."""
+    seconds = max(seconds, 0.0)
+    stats.inc_value(_stats.WAIT_REQUESTS)
+    total = stats.get_value(_stats.WAIT_SECONDS, 0.0)
+    stats.set_value(_stats.WAIT_SECONDS, round(total + seconds, 3))
+    stats.max_value(_stats.WAIT_MAX_SECONDS, round(seconds, 3))
 
 
 def rule_text(robots_url: str, rule: Rule) -> str:

@@ -19,6 +19,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from scrapy.http import Request
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
 
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.scrapy.store import Store
@@ -73,7 +73,7 @@ class WaitingQueue(Protocol):
 @dataclass
 class _Fetch:
     origin: Origin
-    trigger: Request | None
+    trigger: Request
     #: requests waiting in ``process_request`` (not the scheduler's)
     waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
     task: Deferred[None] | None = None
@@ -87,7 +87,7 @@ class VerdictBook:
         crawler: Crawler,
         store: Store,
         fetcher: Fetcher,
-        on_fetched: Callable[[Fetched, Request | None], None],
+        on_fetched: Callable[[Fetched, Request], None],
     ) -> None:
         self.crawler = crawler
         self.store = store
@@ -153,6 +153,10 @@ class VerdictBook:
         """Start ``origin``'s fetch cycle unless one is in flight or not needed."""
         if origin.key in self._fetches or self.fresh(origin.key) is not None:
             return
+        if trigger is None:
+            # A resumed crawl's waiting origin: no request of its own is at hand.
+            # This one stands for them (the signal's request; USER_AGENT's token).
+            trigger = Request(origin.robots_url, meta={"dont_obey_robotstxt": True})
         fetch = _Fetch(origin, trigger)
         self._fetches[origin.key] = fetch
         fetch.task = deferred_from_coro(self._cycle(fetch))
