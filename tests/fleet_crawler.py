@@ -9,24 +9,55 @@ the URLs that reached the spider to OUT_JSON. The asyncio reactor (Scrapy's defa
 
 Once Scrapy is imported and the crawler built, it prints ``ready`` and waits for a
 line on standard input, so the test can start the whole fleet at the same moment.
+
+Two environment variables, for the takeover test (tests/test_fleet_takeover.py):
+
+* ``FLEET_TRACE_CLAIMS=1``: print ``claim <origin> <token>`` for every claim this
+  process wins (the token is the value of ``<prefix>:claim:<origin>`` in Redis), and
+  send this process's PID in the User-Agent (``FleetBot/1.0 (...; pid <PID>)``), so
+  the server's request log tells the processes apart.
+* ``FLEET_CLAIM_LEASE=<seconds>``: the fleet claims' lease
+  (``scrapy_robots_std.scrapy.store.CLAIM_LEASE``) instead of the default.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
 from hostile import HostileSpider
 from scrapy.crawler import CrawlerProcess
 
+import scrapy_robots_std.scrapy.store
+from scrapy_robots_std.cache import RedisCache
+
+TRACE_CLAIMS = os.environ.get("FLEET_TRACE_CLAIMS") == "1"
+
+
+class TracingRedisCache(RedisCache):
+    """RedisCache that prints each claim it wins, with the token it stored."""
+
+    def claim(self, origin: str, seconds: float) -> bool:
+        won = super().claim(origin, seconds)
+        token = self._claims.get(origin)
+        if won and token is not None:
+            print(f"claim {origin} {token}", flush=True)
+        return won
+
 
 def fleet_settings(redis_url: str, prefix: str) -> dict[str, Any]:
+    agent = "FleetBot/1.0 (+http://example.invalid)"
+    backend = "scrapy_robots_std.cache.RedisCache"
+    if TRACE_CLAIMS:
+        agent = f"FleetBot/1.0 (+http://example.invalid; pid {os.getpid()})"
+        backend = "fleet_crawler.TracingRedisCache"
     return {
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robots_std.Addon": 0},
-        "USER_AGENT": "FleetBot/1.0 (+http://example.invalid)",
-        "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.RedisCache",
+        "USER_AGENT": agent,
+        "ROBOTS_STD_CACHE_BACKEND": backend,
         "REDIS_URL": redis_url,
         "ROBOTS_STD_REDIS_PREFIX": prefix,
         "ROBOTS_STD_FETCH_TIMEOUT": 10,
@@ -39,6 +70,9 @@ def fleet_settings(redis_url: str, prefix: str) -> dict[str, Any]:
 
 
 def main(redis_url: str, prefix: str, origins: int, out: str) -> None:
+    lease = os.environ.get("FLEET_CLAIM_LEASE")
+    if lease:
+        scrapy_robots_std.scrapy.store.CLAIM_LEASE = float(lease)  # type: ignore[misc]
     urls = [
         f"http://o{n}.test/{kind}/page"
         for n in range(origins)

@@ -190,6 +190,29 @@ def test_release_leaves_a_claim_taken_over_by_another_alone(
     assert not third.claim(A, 10)
 
 
+def test_renew_keeps_our_claim_and_forgets_one_another_process_holds(
+    make_cache: Callable[..., RedisCache], client: redis.Redis
+) -> None:
+    first, second = make_cache(), make_cache()
+    assert not first.renew(A, 10)  # never claimed
+    assert first.claim(A, 0.3)
+    assert first.renew(A, 10)  # ours: the key now lives on well past the 0.3 s
+    assert 5000 < client.pttl("robots_std:claim:" + A) <= 10_000
+    time.sleep(0.4)
+    assert not second.claim(A, 10)  # still held, thanks to the renewal
+    # The claim lapses (the holder stalled) and another process takes it.
+    client.pexpire("robots_std:claim:" + A, 1)
+    time.sleep(0.05)
+    assert second.claim(A, 10)
+    taken = client.get("robots_std:claim:" + A)
+    assert not first.renew(A, 10)  # no longer ours: left alone, and forgotten
+    assert client.get("robots_std:claim:" + A) == taken
+    assert 5000 < client.pttl("robots_std:claim:" + A) <= 10_000
+    assert not first.renew(A, 10)
+    first.release(A)  # forgotten: does not delete second's claim
+    assert client.get("robots_std:claim:" + A) == taken
+
+
 def test_close_releases_the_claims_held(make_cache: Callable[..., RedisCache]) -> None:
     first, second = make_cache(), make_cache()
     assert first.claim(A, 10)
