@@ -1,4 +1,8 @@
-"""Shared fixtures: a scripted local HTTP server for real crawls and CLI fetches."""
+"""Shared fixtures: a scripted local HTTP server for real crawls and CLI fetches.
+
+Also here: the ``bench`` marker's opt-in (below), the hypothesis profiles, and the
+process pool the corpus tests spread their files over (``parallel_map``).
+"""
 
 from __future__ import annotations
 
@@ -21,10 +25,12 @@ from hostile import (
     loopback_names,
 )
 from hostile import refused_port as _refused_port
+from hypothesis import HealthCheck, settings
+from parallel import Job, ParallelMap
 from redis_server import RedisServer, redis_server_missing
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Callable, Iterator, Mapping
     from typing import TypeAlias
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +38,50 @@ ROOT = Path(__file__).resolve().parent.parent
 # Run from a plain checkout too (package not installed in the environment).
 if importlib.util.find_spec("scrapy_robots_std") is None:
     sys.path.insert(0, str(ROOT))
+
+
+# -- hypothesis profiles -----------------------------------------------------------------
+#
+# "ci" (the default) is derandomized: every run tries the same examples, so the suite
+# takes the same time and a failure reproduces.  Tests keep their own max_examples.
+# HYPOTHESIS_PROFILE=explore draws new examples on every run (and keeps hypothesis's
+# example database), for hunting locally; add ROBOTS_STD_HYPOTHESIS_EXAMPLES=5000
+# for test_properties.py's longer run.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# -- the "bench" marker: opt-in --------------------------------------------------------
+#
+# Tests marked ``bench`` run the benchmarks (benchmarks/crawl) in smoke mode: real
+# crawls in subprocesses, tens of seconds.  They are deselected unless the -m
+# expression names the marker; run them with
+#
+#     .venv/bin/pytest -m bench
+#
+# (or e.g. ``-m "bench or crawl"``).  scripts/test.sh leaves them out.
+
+
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    _order_prefetched_last(items)
+    if "bench" in (config.getoption("markexpr") or ""):
+        return  # the -m expression decides (pytest's own deselection applies it)
+    selected = [item for item in items if item.get_closest_marker("bench") is None]
+    if len(selected) == len(items):
+        return
+    deselected = [item for item in items if item.get_closest_marker("bench")]
+    config.hook.pytest_deselected(items=deselected)
+    items[:] = selected
 
 
 @dataclass(frozen=True)
@@ -179,6 +229,52 @@ def server(http_server: ScriptedServer) -> ScriptedServer:
     """The session server with no routes and an empty request log, for one test."""
     http_server.set_routes({})
     return http_server
+
+
+# -- parallel jobs (see parallel.py) -----------------------------------------------------
+
+_PARALLEL = pytest.StashKey[ParallelMap]()
+
+
+def _parallel_map(config: pytest.Config) -> ParallelMap:
+    if _PARALLEL not in config.stash:
+        config.stash[_PARALLEL] = ParallelMap()
+    return config.stash[_PARALLEL]
+
+
+def _parallel_job(item: pytest.Item) -> Callable[..., Job] | None:
+    return getattr(getattr(item, "function", None), "parallel_job", None)
+
+
+def _order_prefetched_last(items: list[pytest.Item]) -> None:
+    # Tests whose job is computed in the background go last (in their order), so
+    # the workers have the rest of the run to compute in.
+    prefetched = [item for item in items if _parallel_job(item) is not None]
+    if prefetched:
+        rest = [item for item in items if _parallel_job(item) is None]
+        items[:] = rest + prefetched
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if session.config.option.collectonly:
+        return
+    for item in session.items:
+        make_job = _parallel_job(item)
+        if make_job is not None:
+            callspec = getattr(item, "callspec", None)
+            params = callspec.params if callspec is not None else {}
+            _parallel_map(session.config).start(make_job(**params))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _PARALLEL in config.stash:
+        config.stash[_PARALLEL].close()
+
+
+@pytest.fixture(scope="session")
+def parallel_map(pytestconfig: pytest.Config) -> ParallelMap:
+    """The session's worker pool: ``parallel_map.run(job)`` (parallel.py)."""
+    return _parallel_map(pytestconfig)
 
 
 # -- hostile servers (see hostile.py) ----------------------------------------------------

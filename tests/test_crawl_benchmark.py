@@ -17,10 +17,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 
-pytestmark = pytest.mark.skipif(
-    not (CORPUS / "robots").is_dir(),
-    reason=f"robots.txt corpus not found at {CORPUS} (expected ../shared/corpus beside the repo)",
-)
+# Opt-in (marker "bench", deselected by default, see tests/conftest.py): these run
+# the benchmarks themselves, real crawls in subprocesses, ~40 s together.  Run them
+# with ``.venv/bin/pytest -m bench`` (all of them) or
+# ``.venv/bin/pytest -m bench tests/test_crawl_benchmark.py``.
+pytestmark = [
+    pytest.mark.bench,
+    pytest.mark.skipif(
+        not (CORPUS / "robots").is_dir(),
+        reason=f"robots.txt corpus not found at {CORPUS} (expected ../shared/corpus beside the repo)",
+    ),
+]
 
 
 def test_smoke_run_completes_and_agrees(tmp_path: Path) -> None:
