@@ -11,9 +11,17 @@ bash scripts/bootstrap.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy --strict scrapy_robots_std
-.venv/bin/pytest -p no:cacheprovider "$@"
+# The crawls mostly wait on sockets and timers, so 4 workers (pytest-xdist) on the
+# 2 cores; ROBOTS_STD_TEST_WORKERS overrides (1: no workers, for debugging).
+WORKERS="${ROBOTS_STD_TEST_WORKERS:-4}"
+if [ "$WORKERS" -gt 1 ]; then
+    PARALLEL=(-n "$WORKERS")
+else
+    PARALLEL=(-p no:xdist)
+fi
+.venv/bin/pytest -p no:cacheprovider "${PARALLEL[@]}" "$@"
 status=0
-.venv/bin/pytest -p no:cacheprovider -o addopts="" --reactor=default -m "crawl and not bench" "$@" || status=$?
+.venv/bin/pytest -p no:cacheprovider "${PARALLEL[@]}" -o addopts="" --reactor=default -m "crawl and not bench" "$@" || status=$?
 # 5 = nothing collected: fine when the arguments picked files without crawls.
 if [ "$status" -eq 5 ] && [ "$#" -gt 0 ]; then
     status=0

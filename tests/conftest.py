@@ -1,7 +1,6 @@
 """Shared fixtures: a scripted local HTTP server for real crawls and CLI fetches.
 
-Also here: the ``bench`` marker's opt-in (below), the hypothesis profiles, and the
-process pool the corpus tests spread their files over (``parallel_map``).
+Also here: the ``bench`` marker's opt-in (below) and the hypothesis profiles.
 """
 
 from __future__ import annotations
@@ -26,11 +25,10 @@ from hostile import (
 )
 from hostile import refused_port as _refused_port
 from hypothesis import HealthCheck, settings
-from parallel import Job, ParallelMap
 from redis_server import RedisServer, redis_server_missing
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Mapping
+    from collections.abc import Iterator, Mapping
     from typing import TypeAlias
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,7 +71,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    _order_prefetched_last(items)
     if "bench" in (config.getoption("markexpr") or ""):
         return  # the -m expression decides (pytest's own deselection applies it)
     selected = [item for item in items if item.get_closest_marker("bench") is None]
@@ -229,52 +226,6 @@ def server(http_server: ScriptedServer) -> ScriptedServer:
     """The session server with no routes and an empty request log, for one test."""
     http_server.set_routes({})
     return http_server
-
-
-# -- parallel jobs (see parallel.py) -----------------------------------------------------
-
-_PARALLEL = pytest.StashKey[ParallelMap]()
-
-
-def _parallel_map(config: pytest.Config) -> ParallelMap:
-    if _PARALLEL not in config.stash:
-        config.stash[_PARALLEL] = ParallelMap()
-    return config.stash[_PARALLEL]
-
-
-def _parallel_job(item: pytest.Item) -> Callable[..., Job] | None:
-    return getattr(getattr(item, "function", None), "parallel_job", None)
-
-
-def _order_prefetched_last(items: list[pytest.Item]) -> None:
-    # Tests whose job is computed in the background go last (in their order), so
-    # the workers have the rest of the run to compute in.
-    prefetched = [item for item in items if _parallel_job(item) is not None]
-    if prefetched:
-        rest = [item for item in items if _parallel_job(item) is None]
-        items[:] = rest + prefetched
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if session.config.option.collectonly:
-        return
-    for item in session.items:
-        make_job = _parallel_job(item)
-        if make_job is not None:
-            callspec = getattr(item, "callspec", None)
-            params = callspec.params if callspec is not None else {}
-            _parallel_map(session.config).start(make_job(**params))
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _PARALLEL in config.stash:
-        config.stash[_PARALLEL].close()
-
-
-@pytest.fixture(scope="session")
-def parallel_map(pytestconfig: pytest.Config) -> ParallelMap:
-    """The session's worker pool: ``parallel_map.run(job)`` (parallel.py)."""
-    return _parallel_map(pytestconfig)
 
 
 # -- hostile servers (see hostile.py) ----------------------------------------------------

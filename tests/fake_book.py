@@ -18,6 +18,8 @@ class FakeBook:
         self.needed: list[str] = []
         self.queues: list[Any] = []
         self.wakes = 0
+        #: how many more fetches the "downloader" has room for
+        self.room = 1000
 
     def attach(self, queue: Any) -> None:
         self.queues.append(queue)
@@ -38,6 +40,9 @@ class FakeBook:
 
     def need(self, origin: Origin, trigger: Request | None) -> None:
         self.needed.append(origin.key)
+
+    def may_fetch(self) -> bool:
+        return len(self.needed) < self.room
 
     def wake_engine(self) -> None:
         self.wakes += 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from typing import Any
 
 from hostile import HostileSpider
@@ -36,14 +37,20 @@ from scrapy_robots_std.cache import RedisCache
 TRACE_CLAIMS = os.environ.get("FLEET_TRACE_CLAIMS") == "1"
 
 
+_PRINTING = threading.Lock()
+
+
 class TracingRedisCache(RedisCache):
-    """RedisCache that prints each claim it wins, with the token it stored."""
+    """RedisCache that prints each claim it wins, with the token it stored.
+
+    Claims run on several store threads at once: one line at a time."""
 
     def claim(self, origin: str, seconds: float) -> bool:
         won = super().claim(origin, seconds)
         token = self._claims.get(origin)
         if won and token is not None:
-            print(f"claim {origin} {token}", flush=True)
+            with _PRINTING:
+                print(f"claim {origin} {token}", flush=True)
         return won
 
 

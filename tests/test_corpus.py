@@ -12,7 +12,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from parallel import Job, prefetched
 
 from scrapy_robots_std import RobotsTxt
 
@@ -54,49 +53,39 @@ def test_corpus_is_complete():
     assert not missing, f"sites without 30 URLs in urls.txt: {missing[:10]}"
 
 
-def _stability_problems(item: tuple[str, bytes, str]) -> list[str]:
-    """One file, parsed twice: what is unstable or inconsistent in its answers."""
-    name, body, standard = item
+@pytest.mark.parametrize("standard", ["rfc9309", "1994"])
+def test_corpus_parses_and_answers_are_stable(standard):
     urls = _urls_by_site()
     problems: list[str] = []
-    first = RobotsTxt.parse(body, standard=standard)
-    second = RobotsTxt.parse(body, standard=standard)
-    if first.standard != standard:
-        problems.append(f"{name}: parsed as {first.standard!r}, not {standard!r}")
-    if first.sitemaps != second.sitemaps:
-        problems.append(f"{name}: sitemaps differ between two parses")
-    if first.crawl_delay(TOKEN) != second.crawl_delay(TOKEN):
-        problems.append(f"{name}: crawl_delay differs between two parses")
-    if first.truncated is not (len(body) > 512_000):
-        problems.append(f"{name}: truncated={first.truncated} for {len(body)} bytes")
-    for url in urls.get(name, ()):
-        d1 = first.decide(url, TOKEN)
-        d2 = second.decide(url, TOKEN)
-        if d1 != d2:
-            problems.append(f"{name} {url}: {d1!r} != {d2!r}")
-        if first.allowed(url, TOKEN) is not d1.allowed:
+    for name, body in _bodies():
+        first = RobotsTxt.parse(body, standard=standard)
+        second = RobotsTxt.parse(body, standard=standard)
+        assert first.standard == standard
+        if first.sitemaps != second.sitemaps:
+            problems.append(f"{name}: sitemaps differ between two parses")
+        if first.crawl_delay(TOKEN) != second.crawl_delay(TOKEN):
+            problems.append(f"{name}: crawl_delay differs between two parses")
+        if first.truncated is not (len(body) > 512_000):
             problems.append(
-                f"{name} {url}: allowed() disagrees with decide(): {d1.explain()}"
+                f"{name}: truncated={first.truncated} for {len(body)} bytes"
             )
-        if (d1.rule is None) is (d1.reason == "rule"):
-            problems.append(f"{name} {url}: reason {d1.reason!r} with rule {d1.rule!r}")
-        if d1.rule is not None and d1.allowed is not d1.rule.allow:
-            problems.append(f"{name} {url}: verdict differs from its rule {d1.rule!r}")
-    return problems
-
-
-def _stability_job(standard: str) -> Job:
-    items = [(name, body, standard) for name, body in _bodies()]
-    return Job(f"corpus stability {standard}", _stability_problems, items)
-
-
-# The files are independent: their work is a Job, which worker processes compute
-# (parallel.py), in the background from the start of the session.
-@pytest.mark.parametrize("standard", ["rfc9309", "1994"])
-@prefetched(_stability_job)
-def test_corpus_parses_and_answers_are_stable(standard, parallel_map):
-    results = parallel_map.run(_stability_job(standard))  # _stability_problems each
-    problems = [p for found in results for p in found]
+        for url in urls.get(name, ()):
+            d1 = first.decide(url, TOKEN)
+            d2 = second.decide(url, TOKEN)
+            if d1 != d2:
+                problems.append(f"{name} {url}: {d1!r} != {d2!r}")
+            if first.allowed(url, TOKEN) is not d1.allowed:
+                problems.append(
+                    f"{name} {url}: allowed() disagrees with decide(): {d1.explain()}"
+                )
+            if (d1.rule is None) is (d1.reason == "rule"):
+                problems.append(
+                    f"{name} {url}: reason {d1.reason!r} with rule {d1.rule!r}"
+                )
+            if d1.rule is not None and d1.allowed is not d1.rule.allow:
+                problems.append(
+                    f"{name} {url}: verdict differs from its rule {d1.rule!r}"
+                )
     assert not problems, f"{len(problems)} problems, first ones:\n" + "\n".join(
         problems[:20]
     )

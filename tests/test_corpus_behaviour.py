@@ -24,17 +24,11 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
-from parallel import Job, prefetched
 from test_corpus import CORPUS, ROBOTS_DIR, URLS_FILE, _urls_by_site
-from test_corpus import _bodies as _corpus_bodies
 
 from scrapy_robots_std import RobotsTxt
-
-if TYPE_CHECKING:
-    from parallel import ParallelMap
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = ROOT / "tests" / "data" / "corpus_behaviour.json"
@@ -86,23 +80,16 @@ def transcript(name: str, body: bytes, standard: str) -> list[str]:
 
 
 def _answers(name: str, robots: RobotsTxt, *, notes: bool = True) -> list[str]:
-    return [line for _, line in _tagged_answers(name, robots, notes=notes)]
-
-
-def _tagged_answers(
-    name: str, robots: RobotsTxt, *, notes: bool = True
-) -> list[tuple[bool, str]]:
-    """``_answers``' lines, each with True where it is a note (gone with notes=False)."""
     from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 
     tokens = TOKENS[robots.standard]
     diagnostics = robots.diagnostics if notes else ()
     out = [
-        (False, repr(robots)),
-        (False, f"truncated={robots.truncated} sitemaps={robots.sitemaps!r}"),
-        *((True, f"{d.line} {d.kind} {d.message} | {d}") for d in diagnostics),
+        repr(robots),
+        f"truncated={robots.truncated} sitemaps={robots.sitemaps!r}",
+        *(f"{d.line} {d.kind} {d.message} | {d}" for d in diagnostics),
     ]
-    out += [(False, _per_token(robots, token)) for token in tokens]
+    out += [_per_token(robots, token) for token in tokens]
     host = name.replace("_443", ":443")
     urls = (
         *_urls_by_site().get(name, ()),
@@ -111,101 +98,60 @@ def _tagged_answers(
     )
     for url in urls:
         for token in tokens:
-            out.append((False, f"{url} {token} {_allowed(robots, url, token)}"))
-            out.append((False, f"{url} {token} {_decision(robots, url, token)}"))
-    out += [(False, _per_token(robots, token)) for token in reversed(tokens)]
+            out.append(f"{url} {token} {_allowed(robots, url, token)}")
+            out.append(f"{url} {token} {_decision(robots, url, token)}")
+    out += [_per_token(robots, token) for token in reversed(tokens)]
     # Diagnostics again, after the per-token indexes were built, and through the
     # object the robots_parsed signal sends.
-    if notes:
-        out += [(True, f"{d.line} {d.kind} {d.message}") for d in robots.diagnostics]
-    adapter = StdRobotParser.from_robots(robots)
-    out.append(
-        (False, f"adapter sitemaps={adapter.sitemaps!r} standard={adapter.standard}")
+    out += (
+        [f"{d.line} {d.kind} {d.message}" for d in robots.diagnostics] if notes else []
     )
+    adapter = StdRobotParser.from_robots(robots)
+    out.append(f"adapter sitemaps={adapter.sitemaps!r} standard={adapter.standard}")
     if notes:
-        out += [(True, f"{d.line} {d.kind}") for d in adapter.robots.diagnostics]
+        out += [f"{d.line} {d.kind}" for d in adapter.robots.diagnostics]
     return out
 
 
 def digest(name: str, body: bytes) -> str:
     h = hashlib.blake2b(digest_size=8)
     for standard in ("rfc9309", "1994"):
-        # One update per transcript: the same bytes as one per line and its "\n".
-        text = "".join(f"{line}\n" for line in transcript(name, body, standard))
-        h.update(text.encode("utf-8", "surrogatepass"))
+        for line in transcript(name, body, standard):
+            h.update(line.encode("utf-8", "surrogatepass"))
+            h.update(b"\n")
     return h.hexdigest()
 
 
 def _bodies() -> list[tuple[str, bytes]]:
-    return list(_corpus_bodies())
+    return [
+        (path.name, path.read_bytes())
+        for path in sorted(ROBOTS_DIR.iterdir())
+        if path.is_file()
+    ]
 
 
-def _digest_item(item: tuple[str, bytes]) -> str:
-    return digest(*item)
-
-
-def _digest_job() -> Job:
-    return Job("corpus_behaviour digests", _digest_item, _bodies(), chunksize=32)
-
-
-# The files are independent: their work is a Job, which worker processes compute
-# (parallel.py), in the background from the start of the session.
-@prefetched(_digest_job)
-def test_every_corpus_answer_is_unchanged(parallel_map: ParallelMap) -> None:
+def test_every_corpus_answer_is_unchanged() -> None:
     expected = json.loads(EXPECTED.read_text(encoding="utf-8"))["digests"]
     bodies = _bodies()
     assert len(bodies) == len(expected) == 4231
-    digests = parallel_map.run(_digest_job())  # digest() of each body, in order
-    changed = [
-        name
-        for (name, _), found in zip(bodies, digests, strict=True)
-        if found != expected[name]
-    ]
+    changed = [name for name, body in bodies if digest(name, body) != expected[name]]
     assert not changed, f"{len(changed)} files answer differently: {changed[:20]}"
 
 
-def _copy_problems(item: tuple[str, bytes, str]) -> list[str]:
-    """What differs between one file's copies without diagnostics and the original."""
-    name, body, standard = item
-    problems = []
-    robots = RobotsTxt.parse(body, standard)
-    before = robots.without_diagnostics()
-    expected = _answers(name, robots)
-    after = robots.without_diagnostics()
-    before_quiet = _answers(name, before, notes=False)
-    after_quiet = _answers(name, after, notes=False)
-    # The original asked again after both copies answered: with its notes, it
-    # answers as at first; without them (the note lines dropped), as the copies.
-    again = _tagged_answers(name, robots)
-    quiet = [line for note, line in again if not note]
-    if before_quiet != quiet:
-        problems.append(f"{name}: the copy made before answering answers differently")
-    if after_quiet != quiet:
-        problems.append(f"{name}: the copy made after answering answers differently")
-    if not before.diagnostics == after.diagnostics == ():
-        problems.append(f"{name}: a copy kept diagnostics")
-    if [line for _, line in again] != expected:  # the original keeps its notes
-        problems.append(f"{name}: the original answers differently after the copies")
-    return problems
-
-
-def _copy_job(standard: str) -> Job:
+@pytest.mark.parametrize("standard", ["rfc9309", "1994"])
+def test_copy_without_diagnostics_answers_the_same(standard: str) -> None:
     # What a long-lived cache may keep: every 5th file, the copy made before
     # and after the original answered (tables shared or not yet built).
-    items = [(name, body, standard) for name, body in _bodies()[::5]]
-    return Job(f"corpus_behaviour copies {standard}", _copy_problems, items)
-
-
-@pytest.mark.parametrize("standard", ["rfc9309", "1994"])
-@prefetched(_copy_job)
-def test_copy_without_diagnostics_answers_the_same(
-    standard: str, parallel_map: ParallelMap
-) -> None:
-    results = parallel_map.run(_copy_job(standard))  # _copy_problems of each file
-    problems = [p for found in results for p in found]
-    assert not problems, f"{len(problems)} problems, first ones:\n" + "\n".join(
-        problems[:20]
-    )
+    for name, body in _bodies()[::5]:
+        robots = RobotsTxt.parse(body, standard)
+        before = robots.without_diagnostics()
+        expected = _answers(name, robots)
+        after = robots.without_diagnostics()
+        quiet = _answers(name, robots, notes=False)
+        assert _answers(name, before, notes=False) == quiet, name
+        assert _answers(name, after, notes=False) == quiet, name
+        assert before.diagnostics == after.diagnostics == ()
+        assert _answers(name, robots) == expected, name  # the original keeps its notes
 
 
 def _write() -> None:

@@ -128,7 +128,7 @@ def test_a_disk_queue_keeps_its_waiting_requests_across_close_and_resume(
     assert queue.pop() is not None  # b.test goes; a.test waits
     assert queue.waiting() == 2
     state = queue.close()
-    assert set(state) == {"ready", "waiting"}
+    assert set(state) == {"ready", "waiting", "slots"}
     assert set(state["waiting"]) == {"http://a.test:80"}
 
     resumed_book = FakeBook()

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from twisted.python import threadable
 
 from scrapy_robots_std import stats as _report  # the stat keys
 from scrapy_robots_std.cache.memory import MemoryCache
@@ -60,6 +63,9 @@ class LayeredCache:
 
     #: the exceptions that mean "the store failed" (set by subclasses)
     _errors: tuple[type[Exception], ...] = ()
+    #: how many threads may call this store at once (a SQLite connection belongs to
+    #: the thread that opened it; a Redis client has a connection pool)
+    store_workers: int = 1
 
     def __init__(
         self,
@@ -72,6 +78,8 @@ class LayeredCache:
         self.standard = standard
         self.retry_interval = retry_interval
         self._front = MemoryCache(max_origins)
+        # Several worker threads may call a store at once (store_workers).
+        self._front_lock = threading.Lock()
         self._stats = stats
         #: ``time.monotonic()`` before which the failed store is left alone
         self._down_until: float | None = None
@@ -118,17 +126,20 @@ class LayeredCache:
             self._store_close()
         except self._errors as exc:
             logger.debug("Closing %s failed: %r", self.describe(), exc)
-        self._front.close()
+        with self._front_lock:
+            self._front.close()
 
     def get(self, origin: str) -> CacheEntry | None:
-        entry = self._front.get(origin)
+        with self._front_lock:
+            entry = self._front.get(origin)
         if entry is not None and entry.expires_at > time.time():
             return entry  # the hot path: memory only
         loaded = self._load(origin, entry)
         return entry if loaded is None else loaded
 
     def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
-        evicted = self._front.put(entry)
+        with self._front_lock:
+            evicted = self._front.put(entry)
         meta = dump_meta(entry, self.standard)
         if entry.verdict == PARSE and body is None:
             # No body to store: a stale copy whose validity was extended.
@@ -140,7 +151,8 @@ class LayeredCache:
 
     def __len__(self) -> int:
         """Entries in this process's memory layer."""
-        return len(self._front)
+        with self._front_lock:
+            return len(self._front)
 
     # -- loading ---------------------------------------------------------------------
 
@@ -178,7 +190,8 @@ class LayeredCache:
             if loaded is None:
                 return None
             entry = loaded
-        self._front.put(entry)
+        with self._front_lock:
+            self._front.put(entry)
         self._inc(_report.CACHE_STORE_HIT)
         return entry
 
@@ -234,8 +247,15 @@ class LayeredCache:
         """Drop whatever the failed store left half-done (a subclass hook)."""
 
     def _inc(self, key: str) -> None:
-        if self._stats is not None:
+        if self._stats is None:
+            return
+        if threadable.isInIOThread():  # type: ignore[no-untyped-call]
             self._stats.inc_value(key)
+        else:
+            # Called on a store thread: the stats belong to the reactor's.
+            from twisted.internet import reactor
+
+            reactor.callFromThread(self._stats.inc_value, key)
 
 
 def _error_text(exc: Exception) -> str:

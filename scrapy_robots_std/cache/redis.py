@@ -67,6 +67,21 @@ return 0
 """
 
 
+def _no_setinfo() -> dict[str, Any]:
+    """The redis-py argument that skips the two CLIENT SETINFO round trips it sends
+    on each new connection (``driver_info`` since redis-py 7, ``lib_name`` before)."""
+    import inspect
+
+    import redis
+
+    parameters = inspect.signature(redis.Redis.__init__).parameters
+    if "driver_info" in parameters:
+        return {"driver_info": None}
+    if "lib_name" in parameters:
+        return {"lib_name": None, "lib_version": None}
+    return {}
+
+
 class RedisCache(LayeredCache):
     """robots.txt verdicts in Redis, behind an in-memory LRU layer, with fetch claims.
 
@@ -74,6 +89,9 @@ class RedisCache(LayeredCache):
     a stale copy; ``timeout`` bounds every Redis call. ``len()`` counts this
     process's memory layer only (counting keys would mean scanning Redis).
     """
+
+    #: One slow round trip must not queue every other origin's calls behind it.
+    store_workers = 8
 
     def __init__(
         self,
@@ -106,6 +124,7 @@ class RedisCache(LayeredCache):
         self.prefix = prefix
         self.keep_stale = keep_stale
         self._errors = (redis.RedisError, OSError)
+        no_setinfo = _no_setinfo()
         # One retry (no wait) reconnects after Redis restarted; redis-py's default
         # of 10 would block the crawl ten times longer on an outage.
         try:
@@ -114,6 +133,7 @@ class RedisCache(LayeredCache):
                 socket_timeout=timeout,
                 socket_connect_timeout=timeout,
                 retry=Retry(NoBackoff(), 1),
+                **no_setinfo,
             )
         except ValueError as exc:  # a port that is not a number, say
             raise SettingsError(f"REDIS_URL: {exc} in {url!r}") from None

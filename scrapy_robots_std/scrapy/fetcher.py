@@ -92,11 +92,15 @@ class Fetcher:
         self.report = report
         self._stats = crawler.stats
         self._in_flight = 0
+        #: set when the spider closes: cycles still running end at once
+        self.closing = False
 
     def stopping(self) -> bool:
         """The crawl is shutting down: start nothing new, end sleeps early."""
+        if self.closing or not self.crawler.crawling:
+            return True
         engine = self.crawler.engine
-        return not self.crawler.crawling or engine is None or not engine.running
+        return engine is None or not engine.running
 
     async def fetch(
         self,

@@ -57,6 +57,7 @@ class Store:
             describe() if callable(describe) else type(backend).__name__,
             deadline=max(2.0, 2 * config.redis_timeout),
             stats=crawler.stats,
+            workers=getattr(backend, "store_workers", 1),
         )
         self._claims: set[str] = set()
         self._renewal = LoopingCall(self._renew_claims)
@@ -111,7 +112,9 @@ class Store:
         backend = self._backend
         if not isinstance(backend, SharedFetches):
             return True
-        won = await self._thread.call(True, backend.claim, origin, CLAIM_LEASE)
+        # No answer in time is no claim: poll again rather than fetch beside the
+        # process that may hold it.
+        won = await self._thread.call(False, backend.claim, origin, CLAIM_LEASE)
         if won:
             self._claims.add(origin)
             if not self._renewal.running:

@@ -76,7 +76,8 @@ class _Fetch:
     trigger: Request
     #: requests waiting in ``process_request`` (not the scheduler's)
     waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
-    task: Deferred[None] | None = None
+    #: the verdict, once decided (or the entry the cycle ended with)
+    result: CacheEntry | None = None
 
 
 class VerdictBook:
@@ -147,41 +148,65 @@ class VerdictBook:
     def fetching(self) -> int:
         return len(self._fetches)
 
+    def may_fetch(self) -> bool:
+        """Whether the downloader has room for another robots.txt fetch now. The
+        queues start fetches only then, so robots.txt downloads never burst past
+        ``CONCURRENT_REQUESTS`` (a request waiting in ``process_request`` does not
+        ask: it fetches at once)."""
+        try:
+            downloader = self.crawler.engine.downloader
+        except (AttributeError, RuntimeError):  # no engine yet
+            return True
+        return len(self._fetches) < downloader.total_concurrency and not (
+            downloader.needs_backout()
+        )
+
     # -- fetch cycles -----------------------------------------------------------------
 
     def need(self, origin: Origin, trigger: Request | None) -> None:
         """Start ``origin``'s fetch cycle unless one is in flight or not needed."""
-        if origin.key in self._fetches or self.fresh(origin.key) is not None:
-            return
+        self._fetch_for(origin, trigger)
+
+    def _fetch_for(self, origin: Origin, trigger: Request | None) -> _Fetch | None:
+        """The origin's cycle in flight, started if need be; ``None`` when a fresh
+        verdict makes it needless. The cycle may have ended already (see above)."""
+        fetch = self._fetches.get(origin.key)
+        if fetch is not None or self.fresh(origin.key) is not None:
+            return fetch
         if trigger is None:
             # A resumed crawl's waiting origin: no request of its own is at hand.
             # This one stands for them (the signal's request; USER_AGENT's token).
             trigger = Request(origin.robots_url, meta={"dont_obey_robotstxt": True})
         fetch = _Fetch(origin, trigger)
         self._fetches[origin.key] = fetch
-        fetch.task = deferred_from_coro(self._cycle(fetch))
+        self.keep(self._cycle(fetch))
+        return fetch
 
     async def wait(self, origin: Origin, trigger: Request) -> CacheEntry:
         """The origin's verdict, waiting for its fetch if need be."""
-        self.need(origin, trigger)
+        fetch = self._fetch_for(origin, trigger)
         entry = self.fresh(origin.key, waited=True)
         if entry is not None:
             return entry
+        assert fetch is not None  # None only when a verdict is fresh
+        if fetch.result is not None:  # it ended, with no verdict fresh now
+            return self._ended(fetch)
         waiter: Deferred[CacheEntry] = Deferred()
-        self._fetches[origin.key].waiters.append(waiter)
+        fetch.waiters.append(waiter)
         return await maybe_deferred_to_future(waiter)
 
     async def _cycle(self, fetch: _Fetch) -> None:
         origin = fetch.origin
-        entry: CacheEntry | None = None
 
         def decided(fetched: Fetched) -> None:
-            nonlocal entry
-            entry = fetched.entry
-            self._decided(entry)
+            fetch.result = fetched.entry
+            # From here on the cycle only writes the store and releases the claim:
+            # the origin is no longer "being fetched", so a verdict that expires
+            # meanwhile (a TTL of 0) gets a new fetch rather than none.
+            self._forget(fetch)
+            self._decided(fetched.entry)
             self._on_fetched(fetched, fetch.trigger)
-            # The requests waiting here go now, not after the store write.
-            self._release_waiters(fetch, entry)
+            self._release_waiters(fetch, fetched.entry)
 
         try:
             stale = self.store.memory.get(origin.key)
@@ -192,20 +217,29 @@ class VerdictBook:
                 {"origin": safe(origin.robots_url)},
                 extra={"spider": self.crawler.spider},
             )
-            if entry is None:
-                entry = unreachable_entry(
+            if fetch.result is None:
+                fetch.result = unreachable_entry(
                     origin,
                     f"internal error: {exc!r}",
                     self.fetcher.config.unreachable_ttl,
                 )
-                self._decided(entry)
+                self._decided(fetch.result)
         finally:
-            del self._fetches[origin.key]
-            if entry is None:  # the crawl stopped first
-                entry = unreachable_entry(
-                    origin, "the spider closed", 0.0, reason=DROP_SHUTDOWN
-                )
-            self._release_waiters(fetch, entry)
+            self._forget(fetch)
+            self._release_waiters(fetch, self._ended(fetch))
+
+    def _forget(self, fetch: _Fetch) -> None:
+        if self._fetches.get(fetch.origin.key) is fetch:
+            del self._fetches[fetch.origin.key]
+
+    def _ended(self, fetch: _Fetch) -> CacheEntry:
+        """What a cycle that has ended decided: its verdict, or, when the crawl
+        stopped first, an entry that drops its waiters as ``shutdown``."""
+        if fetch.result is None:
+            fetch.result = unreachable_entry(
+                fetch.origin, "the spider closed", 0.0, reason=DROP_SHUTDOWN
+            )
+        return fetch.result
 
     def _release_waiters(self, fetch: _Fetch, entry: CacheEntry) -> None:
         waiters, fetch.waiters = fetch.waiters, []
@@ -264,7 +298,9 @@ class VerdictBook:
         task.addBoth(forget)
 
     async def settle(self) -> None:
-        """Wait for the background work still running (store writes, signals)."""
+        """At close: end the cycles still running (a backoff sleep, a store write)
+        and the other background work (signals), and wait for them."""
+        self.fetcher.closing = True
         for task in list(self._tasks):
             await maybe_deferred_to_future(task)
 

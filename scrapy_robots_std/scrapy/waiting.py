@@ -36,10 +36,13 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.origin import Origin
     from scrapy_robots_std.scrapy.verdicts import VerdictBook
 
-__all__ = ["WAITED_META", "RobotsAwarePriorityQueue"]
+__all__ = ["MAX_STEPS", "WAITED_META", "RobotsAwarePriorityQueue"]
 
 #: Set on a request when it starts waiting: the ``time.time()`` it began.
 WAITED_META: Final = "_robots_std_waiting_since"
+#: Requests one ``pop()`` may move to waiting queues before it returns (and has the
+#: engine call again): a resumed queue of many waiting origins is not read at once.
+MAX_STEPS: Final = 100
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
@@ -78,19 +81,23 @@ class RobotsAwarePriorityQueue:
         self.key = key
         self._downstream = downstream_queue_cls
         self._start_queue_cls = start_queue_cls
-        # A state saved by ScrapyPriorityQueue (a list) resumes as the ready queue.
-        state: dict[str, Any] = (
-            startprios if isinstance(startprios, dict) else {"ready": startprios or ()}
-        )
-        self._ready = self._queue(key, state.get("ready") or ())
+        state = _state(startprios)
+        self._ready = self._queue(key, state["ready"])
+        #: a state saved by DownloaderAwarePriorityQueue (Scrapy's default): its
+        #: per-slot queues, read after the ready queue until they are empty
+        self._slots: dict[str, ScrapyPriorityQueue] = {}
+        for slot, prios in state["slots"].items():
+            self._slots[slot] = self._queue(f"{key}/{_path_safe(slot)}", prios)
         #: origin key -> its waiting requests, oldest origin first
         self._waiting: OrderedDict[str, ScrapyPriorityQueue] = OrderedDict()
-        for origin_key, prios in (state.get("waiting") or {}).items():
+        for origin_key, prios in state["waiting"].items():
             queue = self._queue(self._waiting_key(origin_key), prios)
             if queue:
                 self._waiting[origin_key] = queue
-        #: origins with waiting requests whose verdict arrived (or must be fetched)
-        self._released: OrderedDict[str, None] = OrderedDict.fromkeys(self._waiting)
+        #: waiting origins whose verdict arrived
+        self._released: OrderedDict[str, None] = OrderedDict()
+        #: waiting origins whose fetch is still to start (the downloader was full)
+        self._unfetched: OrderedDict[str, None] = OrderedDict.fromkeys(self._waiting)
         self._book: VerdictBook | None = book_for(crawler)
         if self._book is not None:
             self._book.attach(self)
@@ -118,17 +125,29 @@ class RobotsAwarePriorityQueue:
 
     def pop(self) -> Request | None:
         book = self._book
-        if book is None:
-            return self._ready.pop()
-        request = self._pop_released(book)
+        if book is None:  # robots.txt is not obeyed (a job resumed with it off)
+            return self._pop_ready() or _pop_first(self._waiting)
+        request = self._next_released(book)
+        steps = 0
         while request is None:
-            request = self._ready.pop()
+            if steps >= MAX_STEPS:
+                # Bounded work per call; the engine comes back on its next turn.
+                book.wake_engine()
+                return None
+            steps += 1
+            request = self._pop_ready()
             if request is None:
                 return None
             origin = book.pending_origin(request)
             if origin is not None:
                 self._hold(book, origin, request)
-                request = self._pop_released(book)
+                request = self._next_released(book)
+        return request
+
+    def _pop_ready(self) -> Request | None:
+        request = self._ready.pop()
+        if request is None and self._slots:
+            request = _pop_first(self._slots)
         return request
 
     def _hold(self, book: VerdictBook, origin: Origin, request: Request) -> None:
@@ -140,25 +159,43 @@ class RobotsAwarePriorityQueue:
             )
         queue.push(request)
         self.crawler.stats.inc_value(_stats.WAIT_HELD)
-        # May decide at once (the HTTP cache, a store): then verdict_arrived ran.
-        book.need(origin, request)
+        if book.may_fetch():
+            # May decide at once (the HTTP cache, a store): then verdict_arrived ran.
+            book.need(origin, request)
+        else:
+            self._unfetched[origin.key] = None
+
+    def _next_released(self, book: VerdictBook) -> Request | None:
+        request = self._pop_released(book)
+        if request is None and self._unfetched and self._start_fetches(book):
+            request = self._pop_released(book)  # a fetch may decide at once
+        return request
+
+    def _start_fetches(self, book: VerdictBook) -> bool:
+        """Start the fetches that waited for room in the downloader, as far as it
+        has room: robots.txt downloads never burst past ``CONCURRENT_REQUESTS``."""
+        started = False
+        while self._unfetched and book.may_fetch():
+            origin_key, _ = self._unfetched.popitem(last=False)
+            origin = origin_of(origin_key + "/")
+            if origin_key in self._waiting and origin is not None:
+                book.need(origin, None)
+                started = True
+        return started
 
     def _pop_released(self, book: VerdictBook) -> Request | None:
-        """A request of an origin whose verdict arrived; starts the fetch of
-        waiting origins that have none (after a resume, or an expiry)."""
-        for origin_key in list(self._released):
+        """A request of an origin whose verdict arrived."""
+        while self._released:
+            origin_key = next(iter(self._released))
             queue = self._waiting.get(origin_key)
             if queue is None:
                 del self._released[origin_key]
                 continue
             if book.fresh(origin_key, waited=True) is None:
+                # Expired or evicted before its requests came out: fetch again.
                 del self._released[origin_key]
-                origin = origin_of(origin_key + "/")
-                if origin is not None:
-                    book.need(origin, None)
-                if book.fresh(origin_key, waited=True) is None:
-                    continue  # wait for the fetch; it releases them again
-                self._released[origin_key] = None
+                self._unfetched[origin_key] = None
+                continue
             request = queue.pop()
             if not queue:
                 queue.close()
@@ -173,7 +210,8 @@ class RobotsAwarePriorityQueue:
             self._book.detach(self)
         self.report_left()
         waiting = {key: queue.close() for key, queue in self._waiting.items()}
-        return {"ready": self._ready.close(), "waiting": waiting}
+        slots = {slot: queue.close() for slot, queue in self._slots.items() if queue}
+        return {"ready": self._ready.close(), "waiting": waiting, "slots": slots}
 
     def report_left(self) -> None:
         """Count and log the requests still waiting (the spider is closing)."""
@@ -197,4 +235,35 @@ class RobotsAwarePriorityQueue:
         return sum(len(queue) for queue in self._waiting.values())
 
     def __len__(self) -> int:
-        return len(self._ready) + self.waiting()
+        slots = sum(len(queue) for queue in self._slots.values())
+        return len(self._ready) + slots + self.waiting()
+
+
+def _state(saved: dict[str, Any] | Iterable[int] | None) -> dict[str, Any]:
+    """A saved state, whichever priority queue saved it: this one (``ready``,
+    ``waiting``, ``slots``), ScrapyPriorityQueue (a list of priorities: the ready
+    queue) or DownloaderAwarePriorityQueue (``{slot: priorities}``)."""
+    if saved is None:
+        return {"ready": (), "waiting": {}, "slots": {}}
+    if not isinstance(saved, dict):
+        return {"ready": saved, "waiting": {}, "slots": {}}
+    if set(saved) <= {"ready", "waiting", "slots"} and "ready" in saved:
+        return {
+            "ready": saved.get("ready") or (),
+            "waiting": saved.get("waiting") or {},
+            "slots": saved.get("slots") or {},
+        }
+    return {"ready": (), "waiting": {}, "slots": saved}
+
+
+def _pop_first(queues: dict[str, ScrapyPriorityQueue]) -> Request | None:
+    """A request of the first non-empty queue; empty queues are closed and removed."""
+    for name in list(queues):
+        queue = queues[name]
+        request = queue.pop()
+        if not queue:
+            queue.close()
+            del queues[name]
+        if request is not None:
+            return request
+    return None
