@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -93,7 +94,7 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--standard",
         "-s",
-        default="rfc9309",
+        default=RFC9309,
         metavar="STANDARD",
         help="rules to apply: rfc9309 (the default) or 1994",
     )
@@ -180,7 +181,7 @@ def _http_error_source(exc: urllib.error.HTTPError, url: str, standard: str) -> 
             "(a crawler must assume everything is disallowed)"
         )
     if 400 <= code < 500:
-        if standard == "1994" and code in {401, 403}:
+        if standard == STD1994 and code in {401, 403}:
             return _Source(
                 b"",
                 code,

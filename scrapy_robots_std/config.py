@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots_std.policy import MAX_TTL
-from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS
 from scrapy_robots_std.robotstxt.tokens import product_token
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ __all__ = ["DEFAULTS", "Config", "SettingsError"]
 
 #: ``ROBOTS_STD_*`` settings and their defaults.
 DEFAULTS: Final[dict[str, Any]] = {
-    "ROBOTS_STD_STANDARD": "rfc9309",
+    "ROBOTS_STD_STANDARD": RFC9309,
     "ROBOTS_STD_FETCH_TIMEOUT": 15.0,
     "ROBOTS_STD_FETCH_RETRIES": 2,
     "ROBOTS_STD_RETRY_BACKOFF": 2.0,
@@ -68,7 +68,7 @@ def standard_from_value(value: Any) -> str:
         value = str(value)
     if isinstance(value, str):
         standard = value.strip().lower()
-        if standard in {"rfc9309", "1994"}:
+        if standard in STANDARDS:
             return standard
     raise ValueError(
         f"{STANDARD_SETTING}: unknown standard {value!r}; expected 'rfc9309' (the default) or '1994'"
@@ -229,9 +229,7 @@ class Config:
                 )
             token = product_token(raw_token, standard)
             if token is None:
-                shape = (
-                    "[A-Za-z_-]+" if standard == "rfc9309" else "no whitespace or '/'"
-                )
+                shape = "[A-Za-z_-]+" if standard == RFC9309 else "no whitespace or '/'"
                 raise SettingsError(
                     f"ROBOTSTXT_USER_AGENT: {raw_token!r} has no product token "
                     f"({shape}) to match robots.txt groups with"

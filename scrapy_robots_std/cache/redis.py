@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
 from scrapy_robots_std.config import Config, SettingsError
+from scrapy_robots_std.robotstxt.parser import RFC9309
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -101,7 +102,7 @@ class RedisCache(LayeredCache):
         timeout: float = 1.0,
         keep_stale: float = 86400.0,
         max_origins: int = 10_000,
-        standard: str = "rfc9309",
+        standard: str = RFC9309,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:

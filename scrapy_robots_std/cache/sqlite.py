@@ -17,6 +17,7 @@ from scrapy.utils.job import job_dir
 
 from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
 from scrapy_robots_std.config import Config, SettingsError
+from scrapy_robots_std.robotstxt.parser import RFC9309
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -61,7 +62,7 @@ class SqliteCache(LayeredCache):
         path: str | Path,
         *,
         max_origins: int = 10_000,
-        standard: str = "rfc9309",
+        standard: str = RFC9309,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:
