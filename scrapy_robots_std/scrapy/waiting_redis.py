@@ -218,8 +218,10 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         pipe.execute()
         self._remember(origin.key)
         self._crawler.stats.inc_value(_stats.WAIT_HELD)
-        # May decide at once (the HTTP cache, the store): then verdict_arrived ran.
-        book.need(origin, request)
+        if book.may_fetch():
+            # May decide at once (the HTTP cache, the store): then verdict_arrived ran.
+            book.need(origin, request)
+        # Else the downloader is full: a later look (_scan) starts the fetch.
 
     def _pop_released(self, book: VerdictBook, steps: list[int]) -> Request | None:
         """A waiting request of an origin whose verdict this process has."""
@@ -230,7 +232,7 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
                 # Expired since it arrived: fetch again; that releases them again.
                 del self._released[origin_key]
                 origin = origin_of(origin_key + "/")
-                if origin is not None:
+                if origin is not None and book.may_fetch():
                     book.need(origin, None)
                 continue
             data = self._pop_waiting(
@@ -263,7 +265,9 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
             if origin is None:  # not an origin key: nothing here could release it
                 continue
             # One fetch per origin at a time here; the claim makes it one fleet-wide.
-            book.need(origin, None)
+            # Only while the downloader has room: the next look tries again.
+            if book.may_fetch():
+                book.need(origin, None)
 
     def _remember(self, origin_key: str) -> None:
         if origin_key not in self._known and len(self._known) >= _KNOWN_MAX:
