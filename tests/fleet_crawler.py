@@ -22,12 +22,12 @@ Two environment variables, for the takeover test (tests/test_fleet_takeover.py):
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
 from typing import Any
 
+from crawl_report import write_report
 from hostile import HostileSpider
 from scrapy.crawler import CrawlerProcess
 
@@ -93,18 +93,12 @@ def main(redis_url: str, prefix: str, origins: int, out: str) -> None:
     process.start()
     spider = crawler.spider
     assert isinstance(spider, HostileSpider)
-    assert crawler.stats is not None
-    report = {
-        "stats": {
-            key: value
-            for key, value in crawler.stats.get_stats().items()
-            if isinstance(value, (int, float, str))
-        },
-        "responses": [url for url, _ in spider.responses],
-        "failures": [type(failure.value).__name__ for failure in spider.failures],
-    }
-    with open(out, "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
+    write_report(
+        crawler,
+        out,
+        responses=[url for url, _ in spider.responses],
+        failures=[type(failure.value).__name__ for failure in spider.failures],
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from crawl_report import write_report
 from scrapy import Request, Spider
 from scrapy.crawler import CrawlerProcess
 
@@ -109,19 +110,13 @@ def main(config_path: str, out: str) -> None:
     process.start()
     spider = crawler.spider
     assert isinstance(spider, JobdirSpider)
-    assert crawler.stats is not None
-    report = {
-        "stats": {
-            key: value
-            for key, value in crawler.stats.get_stats().items()
-            if isinstance(value, (int, float, str))
-        },
-        "requested": spider.requested,
-        "responded": spider.responded,
-        "failures": spider.failures,
-    }
-    with open(out, "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
+    write_report(
+        crawler,
+        out,
+        requested=spider.requested,
+        responded=spider.responded,
+        failures=spider.failures,
+    )
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ line on standard input, so the test decides when each worker starts.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
+from crawl_report import write_report
 from hostile import HostileSpider
 from scrapy.crawler import CrawlerProcess
 
@@ -55,15 +55,11 @@ def main(redis_url: str, out: str, urls: list[str]) -> None:
     process.start()
     spider = crawler.spider
     assert isinstance(spider, HostileSpider)
-    assert crawler.stats is not None
-    report = {
-        "stats": {
-            key: value
-            for key, value in crawler.stats.get_stats().items()
-            if isinstance(value, (int, float, str))
-        },
-        "responses": [url for url, _ in spider.responses],
-        "failures": [
+    write_report(
+        crawler,
+        out,
+        responses=[url for url, _ in spider.responses],
+        failures=[
             {
                 "url": failure.request.url,  # type: ignore[attr-defined]
                 "type": type(failure.value).__name__,
@@ -71,9 +67,7 @@ def main(redis_url: str, out: str, urls: list[str]) -> None:
             }
             for failure in spider.failures
         ],
-    }
-    with open(out, "w", encoding="utf-8") as handle:
-        json.dump(report, handle)
+    )
 
 
 if __name__ == "__main__":
