@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std import RobotsTxt, __version__
 from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
 
 if TYPE_CHECKING:
@@ -108,6 +108,12 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         "--json",
         action="store_true",
         help="print one JSON document with every verdict, the sitemaps and diagnostics",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"robots-std {__version__}",
+        help="print the version and exit",
     )
     return parser
 

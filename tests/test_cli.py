@@ -486,3 +486,17 @@ def test_closed_stdout_gives_no_traceback(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=60)
     assert b"Traceback" not in stderr
     assert process.returncode in (0, 1)
+
+
+def test_version_prints_name_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """`robots-std --version` needs no other argument and exits 0."""
+    assert main(["--version"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"robots-std {scrapy_robots_std.__version__}\n"
+    assert captured.err == ""
+
+
+def test_version_in_a_fresh_interpreter() -> None:
+    result = run_cli("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"robots-std {scrapy_robots_std.__version__}"
