@@ -1,11 +1,10 @@
-"""One origin's robots.txt fetch cycle: store, claim, attempts, redirects, retries.
+"""One origin's robots.txt fetch cycle: the store, the fleet's claim, the attempts
+and their retries, and the verdict.
 
 :meth:`Fetcher.fetch` turns an origin into a :class:`~scrapy_robots_std.cache.CacheEntry`.
 It never raises for anything a site or a store does: every failure is an outcome
-that :func:`scrapy_robots_std.policy.fetch_verdict` turns into a verdict. Downloads
-go through ``crawler.engine.download_async``, so proxies, headers and the other
-downloader middlewares apply; redirects and retries are this module's own, so they
-can be counted and bounded.
+that :func:`scrapy_robots_std.policy.fetch_verdict` turns into a verdict. One attempt
+(a download and its redirects) is :mod:`scrapy_robots_std.scrapy.download`'s.
 """
 
 from __future__ import annotations
@@ -15,42 +14,32 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-from urllib.parse import urljoin
 
-from scrapy import signals
-from scrapy.exceptions import IgnoreRequest, StopDownload
-from scrapy.http import Request
-from scrapy.http.request import NO_CALLBACK
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import CancelledError, Deferred
-from w3lib.url import safe_url_string
+from twisted.internet.defer import Deferred
 
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.cache.base import CacheEntry
-from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.origin import Origin, origin_of
+from scrapy_robots_std.scrapy.download import Attempt, RobotsDownload, header_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
-    from scrapy.http import Headers, Response
-    from scrapy.spiders import Spider
 
     from scrapy_robots_std.config import Config
+    from scrapy_robots_std.scrapy.origin import Origin
     from scrapy_robots_std.scrapy.report import Report
     from scrapy_robots_std.scrapy.store import Store
 
-__all__ = ["FETCH_META", "Fetched", "Fetcher", "unreachable_entry"]
+__all__ = ["Fetched", "Fetcher", "describe", "stale_detail", "unreachable_entry"]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
-#: Marks this package's own robots.txt requests (value: byte count so far).
-FETCH_META: Final = "robots_std_fetch"
 #: Polling for another process's verdict (shared caches): first and longest pause.
 _POLL_MIN: Final = 0.05
 _POLL_MAX: Final = 0.5
@@ -69,17 +58,6 @@ class Fetched:
     body: bytes | None = None
 
 
-@dataclass(frozen=True)
-class _Attempt:
-    """What one fetch attempt (with its redirect hops) produced."""
-
-    outcome: policy.FetchOutcome
-    detail: str
-    response: Response | None = None
-    robots_url: str = ""
-    retry_after: float | None = None
-
-
 class Fetcher:
     """Fetches robots.txt through the engine, one cycle per call of :meth:`fetch`."""
 
@@ -91,7 +69,7 @@ class Fetcher:
         self.store = store
         self.report = report
         self._stats = crawler.stats
-        self._in_flight = 0
+        self.download = RobotsDownload(crawler, config)
         #: set when the spider closes: cycles still running end at once
         self.closing = False
 
@@ -181,7 +159,9 @@ class Fetcher:
             if self.stopping():
                 return None
             remaining = cfg.max_wait - (time.monotonic() - started)
-            attempt = await self._attempt(origin, min(cfg.fetch_timeout, remaining))
+            attempt = await self.download.attempt(
+                origin, min(cfg.fetch_timeout, remaining)
+            )
             verdict = policy.fetch_verdict(attempt.outcome, cfg.standard)
             if not (verdict.retry and attempts <= cfg.fetch_retries):
                 break
@@ -227,7 +207,7 @@ class Fetcher:
     async def _settle(
         self,
         origin: Origin,
-        attempt: _Attempt,
+        attempt: Attempt,
         verdict: policy.FetchVerdict,
         attempts: int,
         stale: CacheEntry | None,
@@ -291,126 +271,6 @@ class Fetcher:
             self._inc(_stats.BODY_TRUNCATED)
         return Fetched(entry, robots, body)
 
-    async def _attempt(self, origin: Origin, timeout: float) -> _Attempt:
-        """Fetch robots.txt once, following up to five redirects ourselves."""
-        deadline = time.monotonic() + max(timeout, 0.001)
-        url = origin.robots_url
-        seen = {url}
-        hops = 0
-        while True:
-            request = self._request(url, deadline - time.monotonic())
-            self._inc(_stats.ROBOTS_REQUESTS)
-            self._watch(+1)
-            try:
-                response = await self.crawler.engine.download_async(request)
-            except CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 -- every failure is an outcome
-                return self._failed(exc, hops, url)
-            finally:
-                self._watch(-1)
-            status = response.status
-            self._inc(_stats.ROBOTS_RESPONSES)
-            self._inc(_stats.robots_status(status))
-            if 300 <= status < 400 and b"Location" in response.headers:
-                target = _redirect_target(response)
-                problem = None
-                if target is None or origin_of(target) is None:
-                    problem = policy.REDIRECT_BAD_LOCATION
-                elif target in seen:
-                    problem = policy.REDIRECT_LOOP
-                elif hops >= policy.MAX_REDIRECTS:
-                    problem = policy.REDIRECT_TOO_MANY
-                if problem is not None:
-                    return _Attempt(
-                        policy.FetchOutcome(redirect_failure=problem, redirects=hops),
-                        f"{problem} after {hops} redirect(s), last to {target}",
-                        robots_url=url,
-                    )
-                assert target is not None
-                seen.add(target)
-                hops += 1
-                url = target
-                continue
-            return _Attempt(
-                policy.FetchOutcome(status=status, redirects=hops),
-                f"HTTP {status}" + (f" from {url}" if hops else ""),
-                response=response,
-                robots_url=url,
-                retry_after=policy.parse_retry_after(
-                    header_text(response.headers, b"Retry-After")
-                ),
-            )
-
-    def _failed(self, exc: Exception, hops: int, url: str) -> _Attempt:
-        message = str(exc) or type(exc).__name__
-        if isinstance(exc, IgnoreRequest):
-            name = "IgnoreRequest"
-        else:
-            name = type(exc).__name__
-            self._inc(_stats.robots_exception(exc))
-        return _Attempt(
-            policy.FetchOutcome(error=name, redirects=hops),
-            f"{name}: {message[:200]}",
-            robots_url=url,
-        )
-
-    def _request(self, url: str, timeout: float) -> Request:
-        return Request(
-            url,
-            priority=1000,
-            callback=NO_CALLBACK,
-            dont_filter=True,
-            meta={
-                FETCH_META: 0,
-                "dont_obey_robotstxt": True,
-                "dont_redirect": True,  # hops are counted and capped here
-                "dont_retry": True,  # retries and backoff are ours
-                "dont_merge_cookies": True,  # no cookies sent or stored
-                "allow_offsite": True,  # robots.txt may redirect anywhere
-                "download_timeout": max(round(timeout, 2), 0.01),
-                # No size cap on the wire: the body is cut at 500 KiB as it arrives
-                # (_bytes_received); compressed bodies get a cap in _headers_received.
-                "download_maxsize": 0,
-            },
-        )
-
-    # -- size limits on the wire, watched only while a robots.txt download runs --
-
-    def _watch(self, change: int) -> None:
-        """Connect the two size receivers while any robots.txt download runs: each
-        costs a dispatch per page response otherwise."""
-        before = self._in_flight
-        self._in_flight += change
-        if (before == 0) == (self._in_flight == 0):
-            return
-        connect = self._in_flight > 0
-        edit = (
-            self.crawler.signals.connect if connect else self.crawler.signals.disconnect
-        )
-        edit(self._headers_received, signals.headers_received)
-        edit(self._bytes_received, signals.bytes_received)
-
-    def _headers_received(
-        self, headers: Headers, body_length: int, request: Request, spider: Spider
-    ) -> None:
-        if FETCH_META not in request.meta:
-            return
-        encoding = header_text(headers, b"Content-Encoding")
-        if encoding and encoding.strip().lower() not in ("identity", ""):
-            # Bounds what HttpCompressionMiddleware may inflate (a gzip bomb).
-            request.meta["download_maxsize"] = self.config.max_decompressed_size
-
-    def _bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
-        received = request.meta.get(FETCH_META)
-        if received is None:
-            return
-        received += len(data)
-        request.meta[FETCH_META] = received
-        if received > MAX_BODY_BYTES:
-            # The parser reads 512,000 bytes and drops the partial last line.
-            raise StopDownload(fail=False)
-
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)
 
@@ -450,18 +310,3 @@ def describe(verdict: policy.FetchVerdict, detail: str) -> str:
     if verdict.verdict == policy.ALLOW_ALL:
         return f"{detail} means no restrictions"
     return detail
-
-
-def header_text(headers: Headers, name: bytes) -> str | None:
-    value = headers.get(name)  # the last value, as bytes
-    return None if value is None else value.decode("latin-1")
-
-
-def _redirect_target(response: Response) -> str | None:
-    location = response.headers[b"Location"] or b""
-    try:
-        return safe_url_string(
-            urljoin(response.url, location.decode("latin-1").strip())
-        )
-    except ValueError:  # e.g. "http://[/x": not a URL at all
-        return None

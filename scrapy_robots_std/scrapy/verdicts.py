@@ -25,12 +25,8 @@ from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.fetcher import (
-    FETCH_META,
-    Fetched,
-    Fetcher,
-    unreachable_entry,
-)
+from scrapy_robots_std.scrapy.download import FETCH_META
+from scrapy_robots_std.scrapy.fetcher import Fetched, Fetcher, unreachable_entry
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
 from scrapy_robots_std.stats import DROP_SHUTDOWN
 

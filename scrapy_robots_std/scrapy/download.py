@@ -1,0 +1,198 @@
+"""One robots.txt download attempt: through the engine, redirects followed here, the
+body bounded on the wire.
+
+Downloads go through ``crawler.engine.download_async``, so proxies, headers and the
+other downloader middlewares apply. Redirects are followed here (at most
+:data:`~scrapy_robots_std.policy.MAX_REDIRECTS` hops, to any origin), so they can be
+counted and bounded; every failure is an outcome, never an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urljoin
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, StopDownload
+from scrapy.http import Request
+from scrapy.http.request import NO_CALLBACK
+from twisted.internet.defer import CancelledError
+from w3lib.url import safe_url_string
+
+from scrapy_robots_std import policy
+from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
+from scrapy_robots_std.scrapy.origin import Origin, origin_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Headers, Response
+    from scrapy.spiders import Spider
+
+    from scrapy_robots_std.config import Config
+
+__all__ = ["FETCH_META", "Attempt", "RobotsDownload", "header_text"]
+
+#: Marks this package's own robots.txt requests (value: byte count so far).
+FETCH_META: Final = "robots_std_fetch"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one fetch attempt (with its redirect hops) produced."""
+
+    outcome: policy.FetchOutcome
+    detail: str
+    response: Response | None = None
+    robots_url: str = ""
+    retry_after: float | None = None
+
+
+class RobotsDownload:
+    """Downloads robots.txt for the fetch cycle, one attempt per :meth:`attempt`."""
+
+    def __init__(self, crawler: Crawler, config: Config) -> None:
+        self.crawler = crawler
+        self.config = config
+        self._stats = crawler.stats
+        self._in_flight = 0
+
+    async def attempt(self, origin: Origin, timeout: float) -> Attempt:
+        """Fetch robots.txt once, following up to five redirects ourselves."""
+        deadline = time.monotonic() + max(timeout, 0.001)
+        url = origin.robots_url
+        seen = {url}
+        hops = 0
+        while True:
+            request = self._request(url, deadline - time.monotonic())
+            self._inc(_stats.ROBOTS_REQUESTS)
+            self._watch(+1)
+            try:
+                response = await self.crawler.engine.download_async(request)
+            except CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 -- every failure is an outcome
+                return self._failed(exc, hops, url)
+            finally:
+                self._watch(-1)
+            status = response.status
+            self._inc(_stats.ROBOTS_RESPONSES)
+            self._inc(_stats.robots_status(status))
+            if 300 <= status < 400 and b"Location" in response.headers:
+                target = _redirect_target(response)
+                problem = None
+                if target is None or origin_of(target) is None:
+                    problem = policy.REDIRECT_BAD_LOCATION
+                elif target in seen:
+                    problem = policy.REDIRECT_LOOP
+                elif hops >= policy.MAX_REDIRECTS:
+                    problem = policy.REDIRECT_TOO_MANY
+                if problem is not None:
+                    return Attempt(
+                        policy.FetchOutcome(redirect_failure=problem, redirects=hops),
+                        f"{problem} after {hops} redirect(s), last to {target}",
+                        robots_url=url,
+                    )
+                assert target is not None
+                seen.add(target)
+                hops += 1
+                url = target
+                continue
+            return Attempt(
+                policy.FetchOutcome(status=status, redirects=hops),
+                f"HTTP {status}" + (f" from {url}" if hops else ""),
+                response=response,
+                robots_url=url,
+                retry_after=policy.parse_retry_after(
+                    header_text(response.headers, b"Retry-After")
+                ),
+            )
+
+    def _failed(self, exc: Exception, hops: int, url: str) -> Attempt:
+        message = str(exc) or type(exc).__name__
+        if isinstance(exc, IgnoreRequest):
+            name = "IgnoreRequest"
+        else:
+            name = type(exc).__name__
+            self._inc(_stats.robots_exception(exc))
+        return Attempt(
+            policy.FetchOutcome(error=name, redirects=hops),
+            f"{name}: {message[:200]}",
+            robots_url=url,
+        )
+
+    def _request(self, url: str, timeout: float) -> Request:
+        return Request(
+            url,
+            priority=1000,
+            callback=NO_CALLBACK,
+            dont_filter=True,
+            meta={
+                FETCH_META: 0,
+                "dont_obey_robotstxt": True,
+                "dont_redirect": True,  # hops are counted and capped here
+                "dont_retry": True,  # retries and backoff are ours
+                "dont_merge_cookies": True,  # no cookies sent or stored
+                "allow_offsite": True,  # robots.txt may redirect anywhere
+                "download_timeout": max(round(timeout, 2), 0.01),
+                # No size cap on the wire: the body is cut at 500 KiB as it arrives
+                # (_bytes_received); compressed bodies get a cap in _headers_received.
+                "download_maxsize": 0,
+            },
+        )
+
+    # -- size limits on the wire, watched only while a robots.txt download runs --
+
+    def _watch(self, change: int) -> None:
+        """Connect the two size receivers while any robots.txt download runs: each
+        costs a dispatch per page response otherwise."""
+        before = self._in_flight
+        self._in_flight += change
+        if (before == 0) == (self._in_flight == 0):
+            return
+        connect = self._in_flight > 0
+        edit = (
+            self.crawler.signals.connect if connect else self.crawler.signals.disconnect
+        )
+        edit(self._headers_received, signals.headers_received)
+        edit(self._bytes_received, signals.bytes_received)
+
+    def _headers_received(
+        self, headers: Headers, body_length: int, request: Request, spider: Spider
+    ) -> None:
+        if FETCH_META not in request.meta:
+            return
+        encoding = header_text(headers, b"Content-Encoding")
+        if encoding and encoding.strip().lower() not in ("identity", ""):
+            # Bounds what HttpCompressionMiddleware may inflate (a gzip bomb).
+            request.meta["download_maxsize"] = self.config.max_decompressed_size
+
+    def _bytes_received(self, data: bytes, request: Request, spider: Spider) -> None:
+        received = request.meta.get(FETCH_META)
+        if received is None:
+            return
+        received += len(data)
+        request.meta[FETCH_META] = received
+        if received > MAX_BODY_BYTES:
+            # The parser reads 512,000 bytes and drops the partial last line.
+            raise StopDownload(fail=False)
+
+    def _inc(self, key: str) -> None:
+        self._stats.inc_value(key)
+
+
+def header_text(headers: Headers, name: bytes) -> str | None:
+    value = headers.get(name)  # the last value, as bytes
+    return None if value is None else value.decode("latin-1")
+
+
+def _redirect_target(response: Response) -> str | None:
+    location = response.headers[b"Location"] or b""
+    try:
+        return safe_url_string(
+            urljoin(response.url, location.decode("latin-1").strip())
+        )
+    except ValueError:  # e.g. "http://[/x": not a URL at all
+        return None
