@@ -867,6 +867,11 @@ def test_1994_percent(source, pattern, path, expected):
         pytest.param(
             SPEC, EXAMPLE_3, "/robots.txt.bak", False, "rule", id="other-file"
         ),
+        # SPEC 2.2: "/robots.txt is always allowed": the file, not other URLs
+        # that start with its path.
+        pytest.param(
+            SPEC, EXAMPLE_3, "/robots.txt?x=1", False, "rule", id="with-a-query"
+        ),
     ],
 )
 def test_1994_robots_txt(source, body, path, expected, reason):

@@ -376,6 +376,22 @@ async def test_broken_answers_make_the_origin_unreachable(
 
 
 @deferred_f_from_coro_f
+async def test_only_the_exact_robots_txt_uri_is_exempt(hostile: HostileServer) -> None:
+    """Unreachable robots.txt: everything is disallowed but /robots.txt itself;
+    /robots.txt?x=1 is an ordinary URL (SPEC 2.1) and is dropped."""
+    hostile.add_route("/robots.txt", Reply(503))
+    urls = [hostile.url("/robots.txt"), hostile.url("/robots.txt?x=1")]
+    result = await run_crawl(urls, settings(ROBOTS_STD_FETCH_RETRIES=0))
+    assert stat(result, "robots_std/verdict/unreachable") == 1
+    assert stat(result, "robots_std/dropped/unreachable") == 1
+    [line] = drop_lines(result)
+    assert "/robots.txt?x=1" in line
+    # One fetch by the middleware, then the spider's own request for the file.
+    assert robots_fetches(hostile) == 2
+    assert "/robots.txt?x=1" not in {r.path for r in hostile.requests}
+
+
+@deferred_f_from_coro_f
 async def test_connection_refused(refused_port: int) -> None:
     urls = [f"http://127.0.0.1:{refused_port}{p}" for p in PAGES]
     result = await run_crawl(urls, settings())

@@ -2052,6 +2052,29 @@ ROBOTS_TXT_CASES = [
         "/ROBOTS.TXT",
         False,
     ),
+    # SPEC 2.1 #1: the exemption is the /robots.txt URI itself, so a query makes
+    # an ordinary URL.
+    (
+        "SPEC 2.1 /robots.txt with a query is an ordinary URL",
+        b"User-agent: *\nDisallow: /\n",
+        "FooBot",
+        "/robots.txt?5=7498",
+        False,
+    ),
+    (
+        "SPEC 2.1 /robots.txt with an empty query is an ordinary URL",
+        b"User-agent: *\nDisallow: /\n",
+        "FooBot",
+        "/robots.txt?",
+        False,
+    ),
+    (
+        "SPEC 2.1 /robots.txt with a query, allowed by no rule",
+        b"User-agent: *\nDisallow: /private/\n",
+        "FooBot",
+        "/robots.txt?x=1",
+        True,
+    ),
 ]
 
 

@@ -110,8 +110,10 @@ def path_1994(path: str) -> bytes:
 
 
 def is_robots_txt(path: str) -> bool:
-    """RFC 9309 2.2.2: /robots.txt itself is always allowed (``path`` normalized)."""
-    return path.startswith("/robots.txt") and (len(path) == 11 or path[11] == "?")
+    """RFC 9309 2.2.2: the ``/robots.txt`` URI itself is always allowed (``path``
+    normalized, with its query): the exact path, no query. ``/robots.txt?x=1`` is an
+    ordinary URL, to which the rules apply (SPEC 2.1)."""
+    return path == "/robots.txt"
 
 
 # A candidate is one int that orders rules the way the reference decides:

@@ -185,7 +185,7 @@ class RobotsTxt:
             path = octets.decode("ascii")
         else:
             octets = path.encode()
-        if path.startswith("/robots.txt") and _matcher.is_robots_txt(path):
+        if _matcher.is_robots_txt(path):
             return True
         best = rules.best(octets, path)
         return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
@@ -243,9 +243,7 @@ class RobotsTxt:
             index = _matcher.candidate_index(best)
         else:
             octets = _matcher.path_1994(path)
-            if octets.startswith(b"/robots.txt") and _matcher.is_robots_txt(
-                octets.decode("latin-1")
-            ):
+            if octets == b"/robots.txt":
                 return _ALLOWED_ROBOTS_TXT
             if not compiled.groups:
                 return _ALLOWED_NO_GROUP

@@ -155,8 +155,9 @@ class RobotsTxtStdMiddleware:
                 return _ALLOWED
         if entry.verdict in (policy.ALLOW_ALL, policy.PARSE):
             return _ALLOWED
-        if urlparse_cached(request).path == "/robots.txt":
-            return Decision(True, None, "robots-txt")
+        parts = urlparse_cached(request)
+        if parts.path == "/robots.txt" and not parts.query and not parts.params:
+            return Decision(True, None, "robots-txt")  # the exact URI only (SPEC 2.1)
         if entry.verdict == policy.DISALLOW_ALL:
             return Decision(False, None, _stats.DROP_STATUS)
         if entry.reason == _stats.DROP_SHUTDOWN:
