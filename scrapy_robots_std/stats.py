@@ -66,6 +66,7 @@ CACHE_EVICTION: Final = stat("cache", "eviction")
 CACHE_SHARED: Final = stat("cache", "shared")
 CACHE_STORE_HIT: Final = stat("cache", "store_hit")
 CACHE_STORE_ERROR: Final = stat("cache", "store_error")
+CACHE_STORE_INVALID: Final = stat("cache", "store_invalid")
 CACHE_STORE_SLOW: Final = stat("cache", "store_slow")
 CACHE_STORE_TIMEOUT: Final = stat("cache", "store_timeout")
 

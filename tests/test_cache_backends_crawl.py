@@ -35,6 +35,7 @@ from test_middleware_crawl import (
 )
 
 from scrapy_robots_std.cache import RedisCache
+from scrapy_robots_std.config import SettingsError
 
 if TYPE_CHECKING:
     from hostile import CrawlResult, HostileServer
@@ -101,6 +102,56 @@ async def test_a_resumed_jobdir_crawl_does_not_fetch_robots_txt_again(
     for server in (hostile, hostile_b):
         assert not pages_served(server) & set(PRIVATE)
     assert pages_served(hostile) | pages_served(hostile_b) == set(PUBLIC)
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_hostile_stored_record_is_a_miss_fetched_again(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    """A record of deeply nested JSON, claiming to last ten years, is neither an
+    error nor a verdict: counted, and the origin's robots.txt is fetched."""
+    import sqlite3
+
+    from scrapy_robots_std.cache.sqlite import _SCHEMA
+
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:2] + PRIVATE[:1])
+    path = tmp_path / "robots.sqlite3"
+    origin = f"http://127.0.0.1:{hostile.port}"
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA)
+        now = time.time()
+        db.execute(
+            "INSERT INTO robots_std_entries VALUES (?, ?, ?, ?, NULL)",
+            (origin, now, now + 10 * 365 * 86400, b"[" * 20_000 + b"]" * 20_000),
+        )
+    db.close()
+    result = await run_crawl(
+        urls, settings(ROBOTS_STD_CACHE_BACKEND=SQLITE, ROBOTS_STD_CACHE_PATH=str(path))
+    )
+    assert_no_errors(result)
+    assert stat(result, "robots_std/cache/store_invalid") == 1
+    assert robots_fetches(hostile) == 1
+    assert pages_served(hostile) == set(PUBLIC[:2])
+    assert stat(result, "robots_std/dropped/rule") == 1
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_cache_path_that_cannot_be_created_stops_the_crawl_at_start(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    urls = serve_pages(hostile, PUBLIC[:1])
+    path = blocker / "sub" / "robots.sqlite3"
+    with pytest.raises(SettingsError, match="ROBOTS_STD_CACHE_PATH: cannot create"):
+        await run_crawl(
+            urls,
+            settings(ROBOTS_STD_CACHE_BACKEND=SQLITE, ROBOTS_STD_CACHE_PATH=str(path)),
+        )
+    assert hostile.requests == []
 
 
 # -- RedisCache ------------------------------------------------------------------------

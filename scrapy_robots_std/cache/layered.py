@@ -199,7 +199,11 @@ class LayeredCache:
         if raw is None:
             return None
         meta = load_meta(raw)
-        if meta is None or meta.origin != origin or meta.standard != self.standard:
+        if meta is None or meta.origin != origin:
+            # Damaged, hostile or foreign: a miss, fetched again.
+            self._inc(_report.CACHE_STORE_INVALID)
+            return None
+        if meta.standard != self.standard:
             return None
         return meta
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any, Final
 
 from scrapy_robots_std.cache.base import CacheEntry
-from scrapy_robots_std.policy import PARSE, VERDICTS
+from scrapy_robots_std.policy import MAX_TTL, PARSE, VERDICTS
 from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
@@ -28,6 +29,8 @@ FORMAT: Final = 1
 #: One byte past the parser's limit: a body cut on the wire stays "over the limit",
 #: so parsing it again drops the partial last line exactly as the first parse did.
 KEPT_BODY_BYTES: Final = MAX_BODY_BYTES + 1
+#: A stored record's metadata is a few hundred bytes; a larger one is not ours.
+MAX_META_BYTES: Final = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,11 @@ def dump_meta(entry: CacheEntry, standard: str) -> bytes:
 
 def load_meta(raw: bytes | str) -> Meta | None:
     """The metadata in ``raw``, or ``None`` if it is not a record this version reads."""
+    if len(raw) > MAX_META_BYTES:
+        return None
     try:
         fields: Any = json.loads(raw)
-    except (ValueError, TypeError):  # UnicodeDecodeError is a ValueError
+    except (ValueError, TypeError, RecursionError):  # deep nesting: not ours
         return None
     if not isinstance(fields, dict) or fields.get("format") != FORMAT:
         return None
@@ -83,6 +88,10 @@ def load_meta(raw: bytes | str) -> Meta | None:
         return None
     if fields["verdict"] not in VERDICTS:
         return None
+    fetched_at, expires_at = float(times[0]), float(times[1])  # type: ignore[arg-type]
+    # A record never outlives the 24 h RFC 9309 allows, whatever it says (a
+    # fetch time in the future included).
+    expires_at = min(expires_at, fetched_at + MAX_TTL, time.time() + MAX_TTL)
     return Meta(
         origin=fields["origin"],
         standard=fields["standard"],
@@ -91,8 +100,8 @@ def load_meta(raw: bytes | str) -> Meta | None:
         reason=fields["reason"],
         detail=fields["detail"],
         status=status,
-        fetched_at=float(times[0]),  # type: ignore[arg-type]
-        expires_at=float(times[1]),  # type: ignore[arg-type]
+        fetched_at=fetched_at,
+        expires_at=expires_at,
     )
 
 

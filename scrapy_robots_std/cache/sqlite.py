@@ -89,6 +89,15 @@ class SqliteCache(LayeredCache):
                     f"{FILE_NAME}"
                 )
             path = str(Path(directory) / FILE_NAME)
+        try:
+            # Here rather than when the store opens: a crawl that cannot keep its
+            # cache stops at start, with the setting named.
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingsError(
+                f"ROBOTS_STD_CACHE_PATH: cannot create the directory of {path!r}: "
+                f"{exc.strerror or exc}"
+            ) from None
         return cls(
             path,
             max_origins=config.cache_max_origins,
