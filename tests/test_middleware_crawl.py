@@ -308,6 +308,23 @@ async def test_six_redirects_mean_no_restrictions(hostile: HostileServer) -> Non
     assert stat(result, "robots_std/verdict/allow-all") == 1
 
 
+@pytest.mark.parametrize(
+    "location", ["http://[/x", "http://example.com:99999/robots.txt", "ftp://a/r.txt"]
+)
+@deferred_f_from_coro_f
+async def test_a_malformed_redirect_location_means_no_restrictions(
+    hostile: HostileServer, location: str
+) -> None:
+    """An unfollowable Location is a redirect that cannot be followed: no
+    restrictions, decided once and cached, no traceback (issue 16, point 5)."""
+    hostile.add_route("/robots.txt", Reply(301, {"Location": location}))
+    result = await run_crawl(serve_pages(hostile), settings())
+    assert pages_served(hostile) == set(PAGES)
+    assert robots_fetches(hostile) == 1
+    assert stat(result, "robots_std/verdict/allow-all") == 1
+    assert_no_errors(result)
+
+
 @deferred_f_from_coro_f
 async def test_redirect_loop_means_no_restrictions(hostile: HostileServer) -> None:
     hostile.add_route("/robots.txt", redirect("/loop.txt"))
