@@ -24,11 +24,11 @@ from scrapy_robots_std.robotstxt.robots import Decision
 from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.fetcher import Fetcher
-from scrapy_robots_std.scrapy.origin import origin_of
 from scrapy_robots_std.scrapy.politeness import SlotPoliteness
 from scrapy_robots_std.scrapy.report import Report, record_wait, rule_text
 from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 from scrapy_robots_std.scrapy.sitemaps import SitemapFeeder
+from scrapy_robots_std.scrapy.startup import report_startup
 from scrapy_robots_std.scrapy.store import Store
 from scrapy_robots_std.scrapy.verdicts import VerdictBook
 from scrapy_robots_std.scrapy.waiting import WAITED_META
@@ -108,16 +108,9 @@ class RobotsTxtStdMiddleware:
         self._check(request, entry)
 
     def sitemaps(self, url: str) -> tuple[str, ...] | None:
-        """The ``Sitemap:`` URLs of the robots.txt for ``url``'s origin.
-
-        ``None`` when no verdict for that origin is known here (not fetched yet,
-        or evicted); ``()`` when its robots.txt lists none or was not parsed.
-        """
-        origin = origin_of(url)
-        entry = self.store.memory.get(origin.key) if origin is not None else None
-        if entry is None:
-            return None
-        return entry.robots.sitemaps if entry.robots is not None else ()
+        """The ``Sitemap:`` URLs of the robots.txt for ``url``'s origin: ``None``
+        when no verdict for it is known here, ``()`` when none are listed."""
+        return self.sitemap_feeder.listed(url, self.store.memory)
 
     # -- deciding and dropping ------------------------------------------------------
 
@@ -229,6 +222,8 @@ class RobotsTxtStdMiddleware:
     # -- lifecycle ---------------------------------------------------------------------
 
     async def _spider_opened(self, spider: Spider) -> None:
+        queues = self.book.waiting_queues()
+        report_startup(self.crawler, self.config, cache=self.store.name, queues=queues)
         await self.store.open()
 
     def _spider_idle(self) -> None:

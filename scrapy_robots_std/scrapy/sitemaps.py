@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.spiders import Spider
 
+    from scrapy_robots_std.cache.memory import MemoryCache
     from scrapy_robots_std.config import Config
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
@@ -73,3 +74,15 @@ class SitemapFeeder:
             request = Request(url, callback=callback, meta={SITEMAP_META: robots_url})
             self.crawler.engine.crawl(request)
             stats.inc_value(_stats.SITEMAPS_SCHEDULED)
+
+    def listed(self, url: str, memory: MemoryCache) -> tuple[str, ...] | None:
+        """The ``Sitemap:`` URLs of the robots.txt for ``url``'s origin.
+
+        ``None`` when no verdict for that origin is in ``memory`` (not fetched yet,
+        or evicted); ``()`` when its robots.txt lists none or was not parsed.
+        """
+        origin = origin_of(url)
+        entry = memory.get(origin.key) if origin is not None else None
+        if entry is None:
+            return None
+        return entry.robots.sitemaps if entry.robots is not None else ()

@@ -257,6 +257,10 @@ class VerdictBook:
         """Tell ``queue`` of every verdict from now on."""
         self._queues.append(queue)
 
+    def waiting_queues(self) -> int:
+        """How many scheduler queues hold this crawl's waiting requests."""
+        return len(self._queues)
+
     def detach(self, queue: WaitingQueue) -> None:
         if queue in self._queues:
             self._queues.remove(queue)

@@ -1,0 +1,137 @@
+"""What a crawl says when the spider opens (issue 17, point 4), in real crawls: the
+setup in effect, and each misconfiguration that used to pass in silence."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import pytest
+from hostile import Reply, run_crawl
+from scrapy.utils.defer import deferred_f_from_coro_f
+from test_middleware_crawl import MW_LOGGER, RULES, pages_served, serve_pages, settings
+
+from scrapy_robots_std.scrapy.startup import closest_setting, unknown_settings
+
+if TYPE_CHECKING:
+    from hostile import CrawlResult, HostileServer
+
+pytestmark = pytest.mark.crawl
+
+BUILTIN = "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware"
+
+
+def warnings_of(result: CrawlResult) -> list[str]:
+    return [
+        m
+        for m in result.messages(logging.WARNING, MW_LOGGER)
+        if not m.startswith("robots.txt ")
+    ]
+
+
+def setup_line(result: CrawlResult) -> str:
+    [line] = [
+        m
+        for m in result.messages(logging.INFO, MW_LOGGER)
+        if m.startswith("robots.txt: standard")
+    ]
+    return line
+
+
+@deferred_f_from_coro_f
+async def test_one_info_line_gives_the_setup_and_nothing_is_wrong(
+    hostile: HostileServer,
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    result = await run_crawl(serve_pages(hostile, ["/public/a"]), settings())
+    assert setup_line(result) == (
+        "robots.txt: standard rfc9309, token from each request's User-Agent, cache "
+        "MemoryCache, unreachable for 120s, wait budget 10s, crawl-delay off, dry "
+        "run off, waiting requests in the scheduler's queue"
+    )
+    assert warnings_of(result) == []
+
+
+@deferred_f_from_coro_f
+async def test_an_unknown_setting_names_the_closest_valid_one(
+    hostile: HostileServer,
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    result = await run_crawl(
+        serve_pages(hostile, ["/public/a"]),
+        settings(ROBOTS_STD_FETCH_TIMEOUTS=5, ROBOTS_STD_QQQQ=1),
+    )
+    assert warnings_of(result) == [
+        (
+            "Unknown setting ROBOTS_STD_FETCH_TIMEOUTS: no ROBOTS_STD_* setting has "
+            "that name, so it changes nothing; did you mean ROBOTS_STD_FETCH_TIMEOUT?"
+        ),
+        (
+            "Unknown setting ROBOTS_STD_QQQQ: no ROBOTS_STD_* setting has that name, "
+            "so it changes nothing"
+        ),
+    ]
+
+
+@deferred_f_from_coro_f
+async def test_a_user_agent_token_with_a_space_warns_with_the_token_used(
+    hostile: HostileServer,
+) -> None:
+    """Chosen: a WARNING (the crawl goes on with the token RFC 9309 reads)."""
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: My\nDisallow: /\n"))
+    urls = serve_pages(hostile, ["/public/a"])
+    result = await run_crawl(urls, settings(ROBOTSTXT_USER_AGENT="My Bot/1.0"))
+    assert warnings_of(result) == [
+        (
+            "ROBOTSTXT_USER_AGENT 'My Bot/1.0' is not a product token (letters, '_' "
+            "and '-'); robots.txt groups are matched with 'My'"
+        )
+    ]
+    assert "token 'My'" in setup_line(result)
+    assert pages_served(hostile) == set()  # the group for "My" applied
+
+
+@deferred_f_from_coro_f
+async def test_a_product_token_with_a_version_is_fine(hostile: HostileServer) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, ["/public/a"])
+    result = await run_crawl(
+        urls, settings(ROBOTSTXT_USER_AGENT="MyBot/1.0 (+http://example.invalid)")
+    )
+    assert warnings_of(result) == []
+
+
+@deferred_f_from_coro_f
+async def test_the_builtin_middleware_beside_ours_warns(hostile: HostileServer) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    manual = {
+        "ADDONS": {},
+        "DOWNLOADER_MIDDLEWARES": {"scrapy_robots_std.RobotsTxtStdMiddleware": 101},
+    }
+    result = await run_crawl(serve_pages(hostile, ["/public/a"]), settings(**manual))
+    builtin, queue = warnings_of(result)
+    assert builtin.startswith(
+        "Scrapy's built-in RobotsTxtMiddleware is enabled beside "
+        "RobotsTxtStdMiddleware: both fetch robots.txt and drop requests."
+    )
+    # This manual form also forgot the queue: said too, and in the INFO line.
+    assert queue.startswith("The scheduler has no RobotsAwarePriorityQueue:")
+    assert setup_line(result).endswith("waiting requests in the downloader")
+
+
+@pytest.mark.parametrize(
+    ("name", "closest"),
+    [
+        ("ROBOTS_STD_FETCH_TIMEOUTS", "ROBOTS_STD_FETCH_TIMEOUT"),
+        ("ROBOTS_STD_CACHE_MAX_ORIGIN", "ROBOTS_STD_CACHE_MAX_ORIGINS"),
+        ("ROBOTS_STD_DRYRUN", "ROBOTS_STD_DRY_RUN"),
+        ("ROBOTS_STD_QQQQ", None),
+    ],
+)
+def test_the_closest_valid_name(name: str, closest: str | None) -> None:
+    assert closest_setting(name) == closest
+
+
+def test_unknown_settings_are_only_ours() -> None:
+    names = {"ROBOTS_STD_STANDARD": 1, "ROBOTS_STD_X": 1, "OTHER": 1, "ROBOTS_X": 1}
+    assert unknown_settings(names) == ["ROBOTS_STD_X"]
