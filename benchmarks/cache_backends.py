@@ -264,14 +264,9 @@ def report(args: argparse.Namespace, rows: list[Row], facts: list[str]) -> str:
 
 def write_markdown(path: Path, section: str) -> None:
     """Replace this script's section of ``path`` (or append it)."""
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN in old and END in old:
-        before, rest = old.split(BEGIN, 1)
-        after = rest.split(END, 1)[1].lstrip("\n")
-        text = before + section + after
-    else:
-        text = old.rstrip("\n") + "\n\n" + section if old else section
-    path.write_text(text, encoding="utf-8")
+    from benchmarks.machine import write_section
+
+    write_section(path, section, BEGIN, END)
 
 
 def main() -> int:

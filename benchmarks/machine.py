@@ -37,3 +37,16 @@ def git_describe(repo: Path, pathspec: str | None, dirty_note: str) -> str:
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + (f" ({dirty_note})" if dirty else "")
+
+
+def write_section(path: Path, section: str, begin: str, end: str) -> None:
+    """Put ``section`` (which starts with ``begin`` and ends with ``end``) in place
+    of the one between those markers in ``path``, or append it."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if begin in old and end in old:
+        before, rest = old.split(begin, 1)
+        after = rest.split(end, 1)[1].lstrip("\n")
+        text = before + section + ("\n" + after if after else "")
+    else:
+        text = old.rstrip("\n") + "\n\n" + section if old else section
+    path.write_text(text, encoding="utf-8")
