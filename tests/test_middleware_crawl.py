@@ -113,6 +113,16 @@ def assert_no_errors(result: CrawlResult) -> None:
     assert errors == []
 
 
+def notices(result: CrawlResult) -> list[str]:
+    """The INFO lines of decisions that change what is crawled."""
+    return [
+        m
+        for m in result.messages(logging.INFO, MW_LOGGER)
+        if m.startswith("robots.txt ")
+        and ("no restrictions for this origin" in m or "are ignored" in m)
+    ]
+
+
 def stat(result: CrawlResult, key: str) -> Any:
     return result.stats.get(key)
 
@@ -306,6 +316,12 @@ async def test_six_redirects_mean_no_restrictions(hostile: HostileServer) -> Non
     assert {p for p in pages_served(hostile) if not p.startswith("/hop")} == set(PAGES)
     assert robots_fetches(hostile, "/hop6.txt") == 0
     assert stat(result, "robots_std/verdict/allow-all") == 1
+    [notice] = notices(result)
+    assert notice == (
+        f"robots.txt {hostile.url('/robots.txt')} gave too-many-redirects after 5 "
+        f"redirect(s), last to {hostile.url('/hop6.txt')}: no restrictions for this "
+        "origin"
+    )
 
 
 @pytest.mark.parametrize(
@@ -322,6 +338,8 @@ async def test_a_malformed_redirect_location_means_no_restrictions(
     assert pages_served(hostile) == set(PAGES)
     assert robots_fetches(hostile) == 1
     assert stat(result, "robots_std/verdict/allow-all") == 1
+    [notice] = notices(result)
+    assert "gave bad-redirect-location after 0 redirect(s), last to " in notice
     assert_no_errors(result)
 
 
@@ -333,6 +351,9 @@ async def test_redirect_loop_means_no_restrictions(hostile: HostileServer) -> No
     assert {p for p in pages_served(hostile) if p != "/loop.txt"} == set(PAGES)
     assert robots_fetches(hostile) == 1
     assert stat(result, "robots_std/verdict/allow-all") == 1
+    [notice] = notices(result)
+    assert "gave redirect-loop after 1 redirect(s)" in notice
+    assert notice.endswith(": no restrictions for this origin")
 
 
 @deferred_f_from_coro_f
@@ -495,6 +516,12 @@ async def test_10_mb_body_is_cut_at_500_kib_without_downloading_the_rest(
     assert record.bytes_sent < 3 * 1024 * 1024
     assert pages_served(hostile) == {"/public/a"}
     assert stat(result, "robots_std/body/truncated") == 1
+    assert notices(result) == [
+        (
+            f"robots.txt {hostile.url('/robots.txt')} is longer than 500 KiB: the "
+            "lines after its first 512,000 bytes are ignored"
+        )
+    ]
     assert_no_errors(result)
 
 

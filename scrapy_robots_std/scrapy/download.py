@@ -90,9 +90,10 @@ class RobotsDownload:
                 elif hops >= policy.MAX_REDIRECTS:
                     problem = policy.REDIRECT_TOO_MANY
                 if problem is not None:
+                    shown = target if target is not None else repr(_location(response))
                     return Attempt(
                         policy.FetchOutcome(redirect_failure=problem, redirects=hops),
-                        f"{problem} after {hops} redirect(s), last to {target}",
+                        f"{problem} after {hops} redirect(s), last to {shown}",
                         robots_url=url,
                     )
                 assert target is not None
@@ -196,3 +197,7 @@ def _redirect_target(response: Response) -> str | None:
         )
     except ValueError:  # e.g. "http://[/x": not a URL at all
         return None
+
+
+def _location(response: Response) -> str:
+    return (response.headers[b"Location"] or b"").decode("latin-1").strip()

@@ -269,7 +269,25 @@ class Fetcher:
             )
         if robots is not None and robots.truncated:
             self._inc(_stats.BODY_TRUNCATED)
+            self._notice(
+                entry.robots_url,
+                "is longer than 500 KiB: the lines after its first 512,000 bytes "
+                "are ignored",
+            )
+        if attempt.outcome.redirect_failure is not None:
+            self._notice(
+                origin.robots_url, f"gave {detail}: no restrictions for this origin"
+            )
         return Fetched(entry, robots, body)
+
+    def _notice(self, robots_url: str, consequence: str) -> None:
+        """An INFO line for a decision that changes what is crawled (once per fetch,
+        and so once per origin and verdict lifetime)."""
+        logger.info(
+            "robots.txt %(url)s %(consequence)s",
+            {"url": safe(robots_url), "consequence": safe(consequence)},
+            extra={"spider": self.crawler.spider},
+        )
 
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)
