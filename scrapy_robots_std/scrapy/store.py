@@ -69,7 +69,10 @@ class Store:
 
     @property
     def name(self) -> str:
-        return type(self._backend or self.memory).__name__
+        # Not ``self._backend or ...``: a backend's truth is its __len__, which for
+        # SqliteCache opens its connection, on this thread rather than its own.
+        backend = self.memory if self._backend is None else self._backend
+        return type(backend).__name__
 
     def put_in_memory(self, entry: CacheEntry) -> None:
         evicted = self.memory.put(entry)
