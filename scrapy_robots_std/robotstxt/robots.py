@@ -68,6 +68,7 @@ class Decision:
         return self.allowed
 
     def explain(self) -> str:
+        """One line for a person: the verdict and the deciding line, or the reason."""
         verdict = "ALLOWED" if self.allowed else "DISALLOWED"
         if self.rule is not None:
             rule = self.rule
@@ -141,14 +142,18 @@ class RobotsTxt:
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
+        """The ``Sitemap:`` values, in file order, as written (not resolved)."""
         return self._parsed.sitemaps
 
     @property
     def diagnostics(self) -> tuple[Diagnostic, ...]:
+        """What the parser noticed (misspellings, unknown fields, rules outside any
+        group, a cut body), each with its line number."""
         return tuple(self._parsed.diagnostics())
 
     @property
     def truncated(self) -> bool:
+        """Whether the body was longer than the 500 KiB the parser reads."""
         return self._parsed.truncated
 
     def without_diagnostics(self) -> RobotsTxt:
@@ -160,6 +165,8 @@ class RobotsTxt:
         return RobotsTxt(self._parsed.without_notes(), self.standard)
 
     def allowed(self, url: str, token: str) -> bool:
+        """Whether the crawler named ``token`` may fetch ``url`` (an absolute http(s)
+        URL). Raises ``ValueError`` for a token or URL the standard cannot read."""
         if self.standard != RFC9309:
             return self._decide(url, token, with_rule=False).allowed
         # The hot path of a crawl: _decide() inlined, without building a Decision.
@@ -191,6 +198,8 @@ class RobotsTxt:
         return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
 
     def decide(self, url: str, token: str) -> Decision:
+        """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
+        group) or the reason no rule decided."""
         return self._decide(url, token, with_rule=True)
 
     def crawl_delay(self, token: str) -> float | None:

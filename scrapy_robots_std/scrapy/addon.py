@@ -30,6 +30,7 @@ class Addon:
     """
 
     def update_settings(self, settings: BaseSettings) -> None:
+        """Swap the middlewares and set the scheduler's priority queue."""
         settings.set_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", RobotsTxtMiddleware, None
         )

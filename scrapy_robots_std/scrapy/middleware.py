@@ -90,6 +90,7 @@ class RobotsTxtStdMiddleware:
         return cls(crawler)
 
     async def process_request(self, request: Request) -> None:
+        """Let ``request`` through, or drop it with :class:`RobotsTxtDisallowed`."""
         origin = self.book.origin_to_check(request)
         if origin is None:
             return

@@ -115,15 +115,19 @@ class RobotsAwarePriorityQueue:
         return f"{self.key}/robots-waiting/{_path_safe(origin_key)}"
 
     def verdict_arrived(self, origin_key: str) -> None:
+        """The book's call: ``origin_key``'s waiting requests may go."""
         if origin_key in self._waiting:
             self._released[origin_key] = None
 
     # -- the queue interface -------------------------------------------------------------
 
     def push(self, request: Request) -> None:
+        """Queue ``request`` as ready; :meth:`pop` decides whether it must wait."""
         self._ready.push(request)
 
     def pop(self) -> Request | None:
+        """The next request that may go: a released one first, then the ready
+        queue's, holding those whose origin has no verdict; ``None`` if none."""
         book = self._book
         if book is None:  # robots.txt is not obeyed (a job resumed with it off)
             return self._pop_ready() or _pop_first(self._waiting)
@@ -206,6 +210,8 @@ class RobotsAwarePriorityQueue:
         return None
 
     def close(self) -> dict[str, Any]:
+        """Close every queue; the state (``ready``, ``waiting``, ``slots``) is what a
+        resumed crawl starts from."""
         if self._book is not None:
             self._book.detach(self)
         self.report_left()
