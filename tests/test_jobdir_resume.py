@@ -268,3 +268,11 @@ def test_sigint_with_jobdir_then_resume_loses_no_waiting_request(
     assert "shutdown" not in drop_stats(report2)
     served = {(r.host, r.path) for r in hostile.requests}
     assert not {path for _, path in served if path.startswith("/private/")}
+    left = report1["stats"].get("robots_std/wait/left_at_close", 0)
+    print(
+        f"JOBDIR [{behaviour}]: {len(everything)} requests; run 1 (SIGINT) "
+        f"responded {len(report1['responded'])}, left {left} waiting in the saved "
+        f"queue, dropped at shutdown {shutdown[1]}; run 2 responded "
+        f"{len(report2['responded'])}; dropped by rule in all {len(dropped)}; "
+        f"lost {len(lost)}"
+    )
