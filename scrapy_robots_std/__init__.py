@@ -11,6 +11,7 @@ from scrapy_robots_std.robotstxt.parser import Diagnostic, RequestRate
 from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt, Rule, parse
 
 if TYPE_CHECKING:
+    from scrapy_robots_std.config import SettingsError
     from scrapy_robots_std.scrapy.addon import Addon
     from scrapy_robots_std.scrapy.middleware import (
         RobotsTxtDisallowed,
@@ -33,15 +34,18 @@ __all__ = [
     "RobotsTxtDisallowed",
     "RobotsTxtStdMiddleware",
     "Rule",
+    "SettingsError",
     "StdRobotParser",
     "__version__",
     "parse",
 ]
 
 
-#: Names that need Scrapy, imported on first use so the parser stays importable
+#: Names imported on first use: most need Scrapy, and the parser stays importable
 #: without it.
-_SCRAPY_NAMES = {
+_LAZY_NAMES = {
+    # a ValueError, raised when a ROBOTS_STD_* setting has a value that cannot be used
+    "SettingsError": "scrapy_robots_std.config",
     "Addon": "scrapy_robots_std.scrapy.addon",
     "RobotsTxtDisallowed": "scrapy_robots_std.scrapy.middleware",
     "RobotsTxtStdMiddleware": "scrapy_robots_std.scrapy.middleware",
@@ -53,9 +57,25 @@ _SCRAPY_NAMES = {
 
 
 def __getattr__(name: str) -> object:
-    module = _SCRAPY_NAMES.get(name)
+    module = _LAZY_NAMES.get(name)
     if module is not None:
         import importlib
 
-        return getattr(importlib.import_module(module), name)
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # found directly next time
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: The distribution a lazy name needs beyond the package's own dependencies.
+_OPTIONAL = {"RobotsAwareRedisQueue": "scrapy_redis"}
+
+
+def __dir__() -> list[str]:
+    """The module's names, the lazily imported public ones included, for ``dir()``
+    and ``help()``; a name whose optional dependency is not installed is left out,
+    so that ``help()`` does not stop at its ``ImportError``."""
+    from importlib.util import find_spec
+
+    missing = {name for name, dist in _OPTIONAL.items() if find_spec(dist) is None}
+    return sorted((set(globals()) | set(__all__)) - missing)

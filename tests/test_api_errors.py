@@ -179,3 +179,52 @@ def test_api_errors_bad_url_message_names_url():
 )
 def test_api_errors_good_urls_accepted(robots, url, expected):
     assert robots.allowed(url, "FooBot") is expected
+
+
+# -- the package's public names ----------------------------------------------------------
+
+
+def test_api_every_name_in_all_imports():
+    import importlib
+
+    package = importlib.import_module("scrapy_robots_std")
+    for name in package.__all__:
+        exec(f"from scrapy_robots_std import {name}", {})  # noqa: S102
+        assert getattr(package, name) is not None
+
+
+def test_api_dir_lists_the_lazily_imported_names():
+    import subprocess
+    import sys
+
+    # A fresh interpreter: nothing lazily imported yet.
+    code = "import scrapy_robots_std as p; print(' '.join(dir(p)))"
+    names = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    import scrapy_robots_std
+
+    assert set(scrapy_robots_std.__all__) <= set(names)
+    for name in ("SettingsError", "RobotsTxtDisallowed", "Addon", "StdRobotParser"):
+        assert name in names
+
+
+def test_api_public_exceptions_are_exported():
+    import scrapy_robots_std
+    from scrapy_robots_std.config import SettingsError
+    from scrapy_robots_std.scrapy.middleware import RobotsTxtDisallowed
+
+    assert scrapy_robots_std.SettingsError is SettingsError
+    assert issubclass(SettingsError, ValueError)
+    assert scrapy_robots_std.RobotsTxtDisallowed is RobotsTxtDisallowed
+    assert {"SettingsError", "RobotsTxtDisallowed"} <= set(scrapy_robots_std.__all__)
+
+
+def test_api_help_shows_the_lazy_names():
+    import pydoc
+
+    import scrapy_robots_std
+
+    text = pydoc.render_doc(scrapy_robots_std)
+    assert "SettingsError" in text
+    assert "RobotsTxtDisallowed" in text

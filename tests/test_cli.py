@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import os
 import socket
 import subprocess
 import sys
+import time
+import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hostile import BlackHole, GzipBomb, HostileServer, Reply, Streaming, Trickle
 
 import scrapy_robots_std
 from scrapy_robots_std import cli as _cli
 from scrapy_robots_std.cli import main
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hostile import Exchange
+
     from tests.conftest import ScriptedServer
 
 ROBOTS = b"""\
@@ -60,6 +69,16 @@ def run_cli(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProce
     )
 
 
+def verdicts(out: str) -> list[str]:
+    """The verdict lines (and --explain lines) of the text output, without the
+    group and diagnostics lines that follow them."""
+    return [
+        line
+        for line in out.splitlines()
+        if line.startswith(("ALLOWED ", "DISALLOWED ", "  ALLOWED", "  DISALLOWED"))
+    ]
+
+
 def assert_one_error_line(stderr: str) -> None:
     assert "Traceback" not in stderr
     lines = stderr.splitlines()
@@ -78,7 +97,12 @@ def test_all_allowed_exits_0(
     )
     out, err = capsys.readouterr()
     assert code == 0
-    assert out.splitlines() == [f"ALLOWED {SITE}/", f"ALLOWED {SITE}/private/press/kit"]
+    assert out.splitlines() == [
+        f"ALLOWED {SITE}/",
+        f"ALLOWED {SITE}/private/press/kit",
+        "group: User-agent: FooBot",
+        "diagnostics: none",
+    ]
     assert err == ""
 
 
@@ -90,7 +114,7 @@ def test_any_disallowed_exits_1(
     )
     out, _ = capsys.readouterr()
     assert code == 1
-    assert out.splitlines() == [f"ALLOWED {SITE}/", f"DISALLOWED {SITE}/private/x"]
+    assert verdicts(out) == [f"ALLOWED {SITE}/", f"DISALLOWED {SITE}/private/x"]
 
 
 def test_token_may_be_positional(
@@ -98,7 +122,7 @@ def test_token_may_be_positional(
 ) -> None:
     """Google's robots_main order: ROBOTS TOKEN URL..."""
     assert main([str(robots_file), "FooBot", f"{SITE}/private/x"]) == 1
-    assert capsys.readouterr().out == f"DISALLOWED {SITE}/private/x\n"
+    assert verdicts(capsys.readouterr().out) == [f"DISALLOWED {SITE}/private/x"]
 
 
 def test_explain_names_the_deciding_line(
@@ -176,19 +200,13 @@ def test_standard_1994(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     )
     urls = [f"{SITE}/bots", f"{SITE}/all"]
     assert main([str(path), *urls, "--token", "ExampleBot"]) == 1
-    assert capsys.readouterr().out.split() == [
-        "ALLOWED",
-        urls[0],
-        "DISALLOWED",
-        urls[1],
-    ]
+    out = capsys.readouterr().out
+    assert verdicts(out) == [f"ALLOWED {urls[0]}", f"DISALLOWED {urls[1]}"]
+    assert "group: User-agent: * (no group names ExampleBot)" in out.splitlines()
     assert main([str(path), *urls, "--token", "ExampleBot", "--standard", "1994"]) == 1
-    assert capsys.readouterr().out.split() == [
-        "DISALLOWED",
-        urls[0],
-        "ALLOWED",
-        urls[1],
-    ]
+    out = capsys.readouterr().out
+    assert verdicts(out) == [f"DISALLOWED {urls[0]}", f"ALLOWED {urls[1]}"]
+    assert "group: User-agent: bot" in out.splitlines()
 
 
 def test_stdin(
@@ -199,7 +217,7 @@ def test_stdin(
 
     monkeypatch.setattr(sys, "stdin", FakeStdin)
     assert main(["-", f"{SITE}/private/x", "--token", "FooBot"]) == 1
-    assert capsys.readouterr().out == f"DISALLOWED {SITE}/private/x\n"
+    assert verdicts(capsys.readouterr().out) == [f"DISALLOWED {SITE}/private/x"]
 
 
 def test_body_over_500_kib_is_cut(
@@ -293,7 +311,7 @@ def test_subprocess_verdicts(robots_file: Path) -> None:
     allowed = run_cli(str(robots_file), f"{SITE}/private/press", "--token", "FooBot")
     assert (allowed.returncode, allowed.stdout, allowed.stderr) == (
         0,
-        f"ALLOWED {SITE}/private/press\n",
+        f"ALLOWED {SITE}/private/press\ngroup: User-agent: FooBot\ndiagnostics: none\n",
         "",
     )
     disallowed = run_cli(str(robots_file), "FooBot", f"{SITE}/private/x", "--explain")
@@ -307,7 +325,8 @@ def test_subprocess_verdicts(robots_file: Path) -> None:
 
 def test_subprocess_stdin() -> None:
     result = run_cli("-", f"{SITE}/private/x", "--token", "FooBot", stdin=ROBOTS)
-    assert (result.returncode, result.stdout) == (1, f"DISALLOWED {SITE}/private/x\n")
+    assert result.returncode == 1
+    assert verdicts(result.stdout) == [f"DISALLOWED {SITE}/private/x"]
 
 
 # -- ROBOTS as a URL -----------------------------------------------------------------------
@@ -334,7 +353,7 @@ def test_url_200_subprocess(server: ScriptedServer) -> None:
     )
     assert (result.returncode, result.stdout, result.stderr) == (
         1,
-        f"DISALLOWED {SITE}/private/x\n",
+        f"DISALLOWED {SITE}/private/x\ngroup: User-agent: FooBot\ndiagnostics: none\n",
         "",
     )
 
@@ -347,7 +366,11 @@ def test_url_4xx_is_an_empty_robots_txt(
     code = main([server.url("/robots.txt"), f"{SITE}/private/x", "--token", "FooBot"])
     out, err = capsys.readouterr()
     assert code == 0
-    assert out == f"ALLOWED {SITE}/private/x\n"
+    assert out.splitlines() == [
+        f"ALLOWED {SITE}/private/x",
+        f"group: none (no robots.txt: HTTP {status})",
+        "diagnostics: none",
+    ]
     assert err.startswith("note: ")
     assert str(status) in err
     assert len(err.splitlines()) == 1
@@ -400,7 +423,7 @@ def test_url_too_many_redirects_is_unavailable(
     server.add_route("/r10", 200, ROBOTS)
     assert main([server.url("/r0"), f"{SITE}/private/x", "-t", "FooBot"]) == 0
     out, err = capsys.readouterr()
-    assert out == f"ALLOWED {SITE}/private/x\n"
+    assert verdicts(out) == [f"ALLOWED {SITE}/private/x"]
     assert err.startswith("note: ")
     assert "/r10" not in server.requests
 
@@ -500,3 +523,347 @@ def test_version_in_a_fresh_interpreter() -> None:
     result = run_cli("--version")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"robots-std {scrapy_robots_std.__version__}"
+
+
+# -- the text output: the group that applied and the diagnostics ---------------------------
+
+MESSY = b"""\
+User-agent: FooBot
+Disallow: /private
+Dissallow: /typo
+Crawl-dellay: 4
+this line is not a rule
+
+User-agent: *
+Disallow: /
+"""
+
+
+def test_text_output_names_the_group_and_lists_diagnostics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(MESSY)
+    assert main([str(path), "FooBot", f"{SITE}/private/x", f"{SITE}/ok"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"DISALLOWED {SITE}/private/x",
+        f"ALLOWED {SITE}/ok",
+        "group: User-agent: FooBot",
+        "diagnostics: 3",
+        "  line 3: misspelling 'Dissallow' accepted",
+        "  line 4: unknown field 'Crawl-dellay' ignored",
+        "  line 5: line without a key and a value ignored",
+    ]
+
+
+def test_text_output_for_the_star_group_merged_groups_and_no_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(MESSY)
+    assert main([str(path), "OtherBot", f"{SITE}/x"]) == 1
+    assert "group: User-agent: * (no group names OtherBot)" in capsys.readouterr().out
+    path.write_bytes(
+        b"User-agent: FooBot\nUser-agent: BarBot\nDisallow: /a\n\n"
+        b"User-agent: foobot/2\nDisallow: /b\n"
+    )
+    assert main([str(path), "FooBot", f"{SITE}/b"]) == 1
+    assert (
+        "groups: User-agent: FooBot, BarBot; User-agent: foobot/2 "
+        "(2 groups name FooBot: merged)"
+    ) in capsys.readouterr().out.splitlines()
+    assert main([str(path), "OtherBot", f"{SITE}/b"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "group: none (no group names OtherBot and there is no * group): "
+        "everything allowed"
+    )
+
+
+def test_text_output_reports_truncation(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    path.write_bytes(
+        b"User-agent: *\nDisallow: /a\n" + b"#" * 600_000 + b"\nDisallow: /b\n"
+    )
+    result = run_cli(str(path), "FooBot", f"{SITE}/b")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[:3] == [
+        f"ALLOWED {SITE}/b",
+        "group: User-agent: * (no group names FooBot)",
+        "diagnostics: 1",
+    ]
+    assert lines[3].startswith("  truncated: body longer than 512000 bytes")
+
+
+def test_text_output_lists_at_most_20_diagnostics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "page.html"
+    path.write_bytes(b"User-agent: *\n" + b"<p>robots</p>\n" * 50)
+    assert main([str(path), "FooBot", f"{SITE}/"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == "diagnostics: 50"
+    assert lines[3] == "  line 2: line without a key and a value ignored"
+    assert lines[3 + _cli.MAX_SHOWN_DIAGNOSTICS :] == [
+        "  ... and 30 more (--json lists every one)"
+    ]
+
+
+def test_json_lists_the_groups(
+    robots_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([str(robots_file), "FooBot", f"{SITE}/", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["groups"] == [["FooBot"]]
+
+
+# -- escaping: nothing from a robots.txt, a header or a URL reaches the terminal raw --------
+
+HOSTILE_TEXT = (
+    b"User-agent: Foo\x1b]0;pwned\x07Bot\n"
+    b"Disallow: /\xe2\x80\xaeevil\x1b[2J\n"  # U+202E RIGHT-TO-LEFT OVERRIDE, then ESC
+    b"X-\xc2\x9bfield: 1\n"  # U+009B, the C1 control sequence introducer
+)
+UNSAFE_CHARS = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\x7f")
+
+
+def assert_printable(text: str) -> None:
+    for char in UNSAFE_CHARS:
+        assert char not in text, repr(text)
+
+
+def test_text_output_escapes_robots_txt_and_url(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(HOSTILE_TEXT)
+    url = f"{SITE}/\u202eevil\x1b[2J"
+    result = run_cli(str(path), "Foo", url, f"{SITE}/\u2066x\x7f", "--explain")
+    assert result.returncode == 1, result.stderr
+    assert_printable(result.stdout)
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"DISALLOWED {SITE}/\\u202eevil\\x1b[2J"
+    assert lines[1] == (
+        '  DISALLOWED by line 2 "Disallow: /\\u202eevil\\x1b[2J" '
+        "(User-agent: Foo\\x1b]0;pwned\\x07Bot)"
+    )
+    assert lines[2] == f"ALLOWED {SITE}/\\u2066x\\x7f"
+    assert "group: User-agent: Foo\\x1b]0;pwned\\x07Bot" in lines
+    assert "  line 3: unknown field 'X-\\x9bfield' ignored" in lines
+
+
+def test_json_output_escapes_bidi_and_c1_and_keeps_the_values(tmp_path: Path) -> None:
+    path = tmp_path / "robots.txt"
+    path.write_bytes(HOSTILE_TEXT)
+    url = f"{SITE}/\u202eevil\x1b[2J"
+    result = run_cli(str(path), "Foo", url, "--json")
+    assert result.returncode == 1, result.stderr
+    assert_printable(result.stdout)
+    assert "\\u202e" in result.stdout
+    doc = json.loads(result.stdout)
+    assert doc["results"][0]["url"] == url
+    assert doc["results"][0]["rule"]["pattern"] == "/\u202eevil\x1b[2J"
+    assert doc["groups"] == [["Foo\x1b]0;pwned\x07Bot"]]
+    # The parser's message quotes the field with repr(): escaped already.
+    assert doc["diagnostics"][0]["message"] == "unknown field 'X-\\x9bfield' ignored"
+
+
+def test_errors_and_notes_are_escaped(hostile: HostileServer, tmp_path: Path) -> None:
+    missing = tmp_path / "no\u202efile\x1b[31m.txt"
+    result = run_cli(str(missing), "Foo", f"{SITE}/")
+    assert result.returncode == 2
+    assert_printable(result.stderr)
+    assert_one_error_line(result.stderr)
+    hostile.add_route(
+        "/robots.txt", Reply(302, {"Location": "ftp://x/\x1b]0;pwned\x07\x9b"})
+    )
+    result = run_cli(hostile.url("/robots.txt"), "Foo", f"{SITE}/")
+    assert result.returncode == 0, result.stderr
+    assert_printable(result.stderr)
+    assert result.stderr.startswith("note: ")
+
+
+# -- the live fetch against hostile servers ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlowHeaders:
+    """A status line, then one header byte every ``interval`` seconds, forever."""
+
+    interval: float = 0.1
+
+    def serve(self, exchange: Exchange) -> None:
+        exchange.send(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+        while not exchange.wait_closed(self.interval):
+            exchange.send(b"x")
+
+
+def run_timed(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    result = run_cli(*args)
+    return result, time.monotonic() - started
+
+
+def test_fetch_slowloris_headers_hit_the_overall_deadline(
+    hostile: HostileServer,
+) -> None:
+    hostile.add_route("/robots.txt", SlowHeaders(0.1))
+    result, elapsed = run_timed(
+        hostile.url("/robots.txt"), "Foo", f"{SITE}/", "--timeout", "1"
+    )
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr)
+    assert "timed out" in result.stderr
+    assert elapsed < 8  # one 1 s deadline (plus an interpreter's start), not per read
+
+
+def test_fetch_trickled_body_hits_the_overall_deadline(hostile: HostileServer) -> None:
+    hostile.add_route("/robots.txt", Trickle(ROBOTS, interval=0.1))
+    result, elapsed = run_timed(
+        hostile.url("/robots.txt"), "Foo", f"{SITE}/", "--timeout", "1"
+    )
+    assert result.returncode == 2
+    assert "timed out" in result.stderr
+    assert elapsed < 8
+
+
+def test_fetch_black_hole_in_process_returns_at_the_deadline(
+    hostile: HostileServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile.add_route("/robots.txt", BlackHole(30))
+    started = time.monotonic()
+    code = main([hostile.url("/robots.txt"), "Foo", f"{SITE}/", "--timeout", "0.5"])
+    assert code == 2
+    assert time.monotonic() - started < 3
+    assert "timed out" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "ftp://127.0.0.1/robots.txt",
+        "file:///etc/passwd",
+        "http://[/x",
+        "javascript:alert(1)",
+        "",
+    ],
+)
+def test_fetch_follows_only_http_redirects(
+    hostile: HostileServer, capsys: pytest.CaptureFixture[str], location: str
+) -> None:
+    """An unfollowable redirect is the middleware's answer: unavailable, so
+    everything is allowed (RFC 9309 2.3.1.2), with a note on stderr."""
+    hostile.add_route("/robots.txt", Reply(301, {"Location": location}))
+    code = main([hostile.url("/robots.txt"), "Foo", f"{SITE}/private"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert verdicts(out) == [f"ALLOWED {SITE}/private"]
+    assert err.startswith("note: ")
+    assert "everything allowed" in err
+    assert len(err.splitlines()) == 1
+    if location.startswith(("ftp", "file")):
+        assert "only http and https are followed" in err
+    assert [r.path for r in hostile.requests] == ["/robots.txt"]
+
+
+def test_fetch_follows_a_redirect_to_another_origin(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    hostile.add_route("/robots.txt", Reply(308, {"Location": hostile_b.url("/r")}))
+    hostile_b.add_route("/r", Reply(200, {}, ROBOTS))
+    result = run_cli(hostile.url("/robots.txt"), "FooBot", f"{SITE}/private/x")
+    assert result.returncode == 1, result.stderr
+    assert [r.path for r in hostile_b.requests] == ["/r"]
+
+
+def _brotli_compress(data: bytes) -> bytes:
+    brotli = pytest.importorskip("brotli")
+    compressed: bytes = brotli.compress(data)
+    return compressed
+
+
+def _zstd_compress(data: bytes) -> bytes:
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:
+        zstd = pytest.importorskip("backports.zstd")
+    compressed: bytes = zstd.compress(data)
+    return compressed
+
+
+@pytest.mark.parametrize(
+    ("encoding", "compress"),
+    [
+        ("gzip", gzip.compress),
+        ("x-gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda data: zlib.compress(data, wbits=-15)),  # raw, as IIS sends
+        ("br", _brotli_compress),
+        ("zstd", _zstd_compress),
+        ("gzip, gzip", lambda data: gzip.compress(gzip.compress(data))),
+        ("identity", lambda data: data),
+    ],
+)
+def test_fetch_decodes_content_encoding(
+    hostile: HostileServer,
+    capsys: pytest.CaptureFixture[str],
+    encoding: str,
+    compress: Callable[[bytes], bytes],
+) -> None:
+    body = compress(ROBOTS)
+    hostile.add_route("/robots.txt", Reply(200, {"Content-Encoding": encoding}, body))
+    code = main([hostile.url("/robots.txt"), "FooBot", f"{SITE}/private/x", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert doc["results"][0]["rule"]["line"] == 2
+    assert doc["diagnostics"] == []
+    accepted = hostile.requests[0].headers.get("accept-encoding", "")
+    assert "gzip" in accepted
+
+
+def test_fetch_gzip_bomb_stops_at_the_decompression_cap(hostile: HostileServer) -> None:
+    """512 MiB inflated from 512 KiB: refused at 4 MiB, as the middleware refuses it
+    (unreachable), so no verdict: exit 2."""
+    hostile.add_route("/robots.txt", GzipBomb(512 * 1024 * 1024))
+    result, elapsed = run_timed(hostile.url("/robots.txt"), "Foo", f"{SITE}/")
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr)
+    assert "inflates past 4,194,304 bytes" in result.stderr
+    assert elapsed < 20
+
+
+def test_fetch_compressed_body_under_the_cap_is_cut_at_500_kib(
+    hostile: HostileServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """2 MiB inflated is within the 4 MiB cap; the parser reads its first 500 KiB."""
+    hostile.add_route("/robots.txt", GzipBomb(2 * 1024 * 1024))
+    code = main([hostile.url("/robots.txt"), "Foo", f"{SITE}/bomb", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0  # "Disallow: /bomb" lines outside any group
+    assert doc["truncated"] is True
+
+
+def test_fetch_corrupt_or_unknown_encoding_exits_2(hostile: HostileServer) -> None:
+    hostile.add_route(
+        "/robots.txt", Reply(200, {"Content-Encoding": "gzip"}, b"not gzip at all")
+    )
+    result = run_cli(hostile.url("/robots.txt"), "Foo", f"{SITE}/")
+    assert result.returncode == 2
+    assert_one_error_line(result.stderr)
+    assert "invalid gzip body" in result.stderr
+    hostile.add_route(
+        "/robots.txt", Reply(200, {"Content-Encoding": "compress"}, b"\x1f\x9d")
+    )
+    result = run_cli(hostile.url("/robots.txt"), "Foo", f"{SITE}/")
+    assert result.returncode == 2
+    assert "unsupported Content-Encoding 'compress'" in result.stderr
+
+
+def test_fetch_endless_body_is_cut_on_the_wire(
+    hostile: HostileServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile.add_route(
+        "/robots.txt",
+        Streaming(size=50 * 1024 * 1024, line=b"# x\n", declare_length=False),
+    )
+    code = main([hostile.url("/robots.txt"), "Foo", f"{SITE}/", "--json"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["truncated"] is True
+    assert hostile.requests[0].bytes_sent < 5 * 1024 * 1024
