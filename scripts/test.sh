@@ -5,9 +5,12 @@
 # Benchmark smoke runs (marker "bench") are opt-in and left out of both:
 # run them with `.venv/bin/pytest -m bench` (tests/conftest.py deselects them
 # whenever the -m expression does not name "bench").
+# Needs nothing beside the clone: scripts/bootstrap.sh makes .venv and installs
+# redis-server (as root, with apt-get) or stops, naming it; the corpus tests read
+# ../shared/corpus when it is there and tests/data/corpus_subset.tar.xz otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/bootstrap.sh
+bash scripts/bootstrap.sh test
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy --strict scrapy_robots_std

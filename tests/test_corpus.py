@@ -1,56 +1,87 @@
-"""Real robots.txt files: 4,231 bodies from ../shared/corpus (copied from scrapy/protego's
-test data; see its README.md), with 30 URLs per site in urls.txt.
+"""Real robots.txt files: the 4,231 bodies of ../shared/corpus (copied from scrapy/protego's
+test data; see its README.md) with 30 URLs per site in urls.txt, or, where that corpus
+is absent, the 400 of them in tests/data/corpus_subset.tar.xz (tests/corpus_data.py
+says how they are chosen and how to regenerate them).  Nothing here is skipped.
 
+* the corpus read is complete, and the subset is exactly its selection from the corpus;
 * every body parses in both standards and gives stable answers;
 * a dozen hand-checked answers on real files, each with the reasoning.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from functools import lru_cache
-from pathlib import Path
+import json
 
 import pytest
+from corpus_data import (
+    FULL_CORPUS_FILES,
+    NAMED,
+    SUBSET,
+    SUBSET_MAX_BYTES,
+    URLS_PER_SITE,
+    checksum,
+    full_corpus_present,
+    load,
+    read_full,
+    read_subset,
+    subset_members,
+)
 
 from scrapy_robots_std import RobotsTxt
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-ROBOTS_DIR = CORPUS / "robots"
-URLS_FILE = CORPUS / "urls.txt"
-
-pytestmark = pytest.mark.skipif(
-    not (ROBOTS_DIR.is_dir() and URLS_FILE.is_file()),
-    reason=f"robots.txt corpus not found at {CORPUS} (expected ../shared/corpus beside the repo)",
-)
-
 TOKEN = "Googlebot"
+FULL_CORPUS_SHA256 = "dd209752adc85018ee7bd3e30a876dca8e5fce52c9374b38cb0eda80104abf93"
 
 
-@lru_cache(maxsize=1)
 def _urls_by_site() -> dict[str, tuple[str, ...]]:
-    by_site: dict[str, list[str]] = defaultdict(list)
-    with URLS_FILE.open(encoding="utf-8") as fh:
-        for line in fh:
-            site, _, url = line.rstrip("\n").partition("\t")
-            if url:
-                by_site[site].append(url)
-    return {site: tuple(urls) for site, urls in by_site.items()}
+    return dict(load().urls)
 
 
-@lru_cache(maxsize=1)
 def _bodies() -> tuple[tuple[str, bytes], ...]:
-    return tuple(
-        (p.name, p.read_bytes()) for p in sorted(ROBOTS_DIR.iterdir()) if p.is_file()
-    )
+    return load().bodies
+
+
+def _body(site: str) -> bytes:
+    return load().body(site)
 
 
 def test_corpus_is_complete():
-    bodies = _bodies()
-    urls = _urls_by_site()
-    assert len(bodies) >= 4000, f"only {len(bodies)} files in {ROBOTS_DIR}"
-    missing = [name for name, _ in bodies if len(urls.get(name, ())) != 30]
+    corpus = load()
+    bodies = corpus.bodies
+    urls = corpus.urls
+    if corpus.full:
+        assert len(bodies) == FULL_CORPUS_FILES, (
+            f"{len(bodies)} files in {corpus.where}"
+        )
+        assert checksum(bodies) == FULL_CORPUS_SHA256  # the corpus README's
+    else:
+        _, selection = read_subset()
+        assert len(bodies) == len(selection["files"]) >= 300, corpus.where
+        assert [name for name, _ in bodies] == sorted(selection["files"])
+        assert checksum(bodies) == selection["sha256"]
+        assert selection["files_in_full_corpus"] == FULL_CORPUS_FILES
+    missing = [name for name, _ in bodies if len(urls.get(name, ())) != URLS_PER_SITE]
     assert not missing, f"sites without 30 URLs in urls.txt: {missing[:10]}"
+    assert set(urls) == {name for name, _ in bodies}
+    absent = [site for site in NAMED if site not in dict(bodies)]
+    assert not absent, f"named sites missing from {corpus.where}: {absent}"
+
+
+def test_corpus_subset_is_small_and_faithful():
+    # The committed subset, whichever corpus the other tests read: at most 2 MB, and,
+    # where ../shared/corpus is present, exactly what --write-subset makes of it.
+    assert SUBSET.stat().st_size <= SUBSET_MAX_BYTES
+    subset, selection = read_subset()
+    assert selection["sha256"] == checksum(subset.bodies)
+    assert selection["urls"] == sum(len(urls) for urls in subset.urls.values())
+    if not full_corpus_present():
+        return
+    members = subset_members(read_full())
+    assert json.loads(members.pop("selection.json")) == selection
+    assert members.pop("urls.txt").decode() == "".join(
+        f"{site}\t{url}\n" for site, urls in subset.urls.items() for url in urls
+    )
+    assert members == {f"robots/{name}": body for name, body in subset.bodies}
 
 
 @pytest.mark.parametrize("standard", ["rfc9309", "1994"])
@@ -540,20 +571,18 @@ HAND_CHECKED = [
 
 @pytest.mark.parametrize(("site", "standard", "token", "url", "expected"), HAND_CHECKED)
 def test_corpus_hand_checked(site, standard, token, url, expected):
-    rt = RobotsTxt.parse((ROBOTS_DIR / site).read_bytes(), standard=standard)
+    rt = RobotsTxt.parse(_body(site), standard=standard)
     decision = rt.decide(url, token)
     assert decision.allowed is expected, decision.explain()
 
 
 def test_corpus_twitter_crawl_delay():
-    rt = RobotsTxt.parse((ROBOTS_DIR / "twitter.com").read_bytes())
+    rt = RobotsTxt.parse(_body("twitter.com"))
     assert rt.crawl_delay("FooBot") == 1.0  # "*" group: Crawl-delay: 1
     assert rt.crawl_delay("Googlebot") is None  # its own group has none
     assert rt.sitemaps == ("https://twitter.com/sitemap.xml",)
     assert (
-        RobotsTxt.parse(
-            (ROBOTS_DIR / "twitter.com").read_bytes(), standard="1994"
-        ).crawl_delay("FooBot")
+        RobotsTxt.parse(_body("twitter.com"), standard="1994").crawl_delay("FooBot")
         is None
     )
 
@@ -561,13 +590,13 @@ def test_corpus_twitter_crawl_delay():
 def test_corpus_utf16_and_empty_have_no_group():
     for site in ("store.usps.com", "www.keio.ac.jp"):
         for standard in ("rfc9309", "1994"):
-            rt = RobotsTxt.parse((ROBOTS_DIR / site).read_bytes(), standard=standard)
+            rt = RobotsTxt.parse(_body(site), standard=standard)
             decision = rt.decide(f"https://{site}/x", TOKEN)
             assert decision.reason == "no-group", (site, standard, decision)
 
 
 def test_corpus_largest_file_is_truncated():
-    body = (ROBOTS_DIR / "www.hermes.com").read_bytes()
+    body = _body("www.hermes.com")
     assert len(body) > 512_000
     rt = RobotsTxt.parse(body)
     assert rt.truncated is True
