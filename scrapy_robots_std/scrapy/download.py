@@ -18,7 +18,9 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import Request
 from scrapy.http.request import NO_CALLBACK
-from twisted.internet.defer import CancelledError
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import CancelledError, Deferred
 from w3lib.url import safe_url_string
 
 from scrapy_robots_std import policy
@@ -27,6 +29,8 @@ from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Headers, Response
     from scrapy.spiders import Spider
@@ -37,6 +41,10 @@ __all__ = ["FETCH_META", "Attempt", "RobotsDownload", "header_text"]
 
 #: Marks this package's own robots.txt requests (value: byte count so far).
 FETCH_META: Final = "robots_std_fetch"
+#: robots.txt downloads cancelled because the crawl stopped.
+FETCH_CANCELLED: Final = _stats.stat("fetch", "cancelled")
+#: How often, while a robots.txt download runs, the crawl is checked for a stop.
+_STOP_CHECK: Final = 0.25
 
 
 @dataclass(frozen=True)
@@ -53,30 +61,45 @@ class Attempt:
 class RobotsDownload:
     """Downloads robots.txt for the fetch cycle, one attempt per :meth:`attempt`."""
 
-    def __init__(self, crawler: Crawler, config: Config) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: Config,
+        stopping: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.crawler = crawler
         self.config = config
         self._stats = crawler.stats
+        self._stopping = stopping
         self._in_flight = 0
+        #: the downloads running now; those cancelled because the crawl stops
+        self._downloads: set[Deferred[Response]] = set()
+        self._cancelled: set[Deferred[Response]] = set()
+        self._stop_check = False
 
-    async def attempt(self, origin: Origin, timeout: float) -> Attempt:
-        """Fetch robots.txt once, following up to five redirects ourselves."""
+    async def attempt(self, origin: Origin, timeout: float) -> Attempt | None:
+        """Fetch robots.txt once, following up to five redirects ourselves;
+        ``None`` when the crawl stopped first (the download is cancelled)."""
         deadline = time.monotonic() + max(timeout, 0.001)
         url = origin.robots_url
         seen = {url}
         hops = 0
         while True:
+            if self._stopping():
+                return None
             request = self._request(url, deadline - time.monotonic())
             self._inc(_stats.ROBOTS_REQUESTS)
             self._watch(+1)
             try:
-                response = await self.crawler.engine.download_async(request)
+                response = await self._download(request)
             except CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 -- every failure is an outcome
                 return self._failed(exc, hops, url)
             finally:
                 self._watch(-1)
+            if response is None:
+                return None
             status = response.status
             self._inc(_stats.ROBOTS_RESPONSES)
             self._inc(_stats.robots_status(status))
@@ -111,8 +134,49 @@ class RobotsDownload:
                 ),
             )
 
+    async def _download(self, request: Request) -> Response | None:
+        """The engine's download of ``request``; ``None`` if it was cancelled
+        because the crawl stops.
+
+        A graceful stop waits for every download in progress, this one included,
+        up to its timeout: so while one runs, the crawl is checked every
+        :data:`_STOP_CHECK` seconds and, once it stops, the download is cancelled.
+        That ends the engine's wait for it at once (Scrapy 2.19's downloader keeps
+        no canceller for the transfer itself: its connection ends with its
+        ``download_timeout``, or with the reactor).
+        """
+        download: Deferred[Response] = deferred_from_coro(
+            self.crawler.engine.download_async(request)
+        )
+        self._downloads.add(download)
+        self._schedule_stop_check()
+        try:
+            return await maybe_deferred_to_future(download)
+        except BaseException:
+            if download in self._cancelled:
+                return None
+            raise
+        finally:
+            self._downloads.discard(download)
+            self._cancelled.discard(download)
+
+    def _schedule_stop_check(self) -> None:
+        if not self._stop_check and self._downloads:
+            self._stop_check = True
+            call_later(_STOP_CHECK, self._check_stop)
+
+    def _check_stop(self) -> None:
+        self._stop_check = False
+        if self._downloads and self._stopping():
+            for download in list(self._downloads):
+                self._cancelled.add(download)
+                self._inc(FETCH_CANCELLED)
+                download.cancel()
+        self._schedule_stop_check()
+
     def _failed(self, exc: Exception, hops: int, url: str) -> Attempt:
-        message = str(exc) or type(exc).__name__
+        # No closing full stop: the detail goes on (" after 3 attempts").
+        message = str(exc)[:200].rstrip(". ") or type(exc).__name__
         if isinstance(exc, IgnoreRequest):
             name = "IgnoreRequest"
         else:
@@ -120,7 +184,7 @@ class RobotsDownload:
             self._inc(_stats.robots_exception(exc))
         return Attempt(
             policy.FetchOutcome(error=name, redirects=hops),
-            f"{name}: {message[:200]}",
+            f"{name}: {message}",
             robots_url=url,
         )
 

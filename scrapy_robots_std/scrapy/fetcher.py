@@ -69,7 +69,7 @@ class Fetcher:
         self.store = store
         self.report = report
         self._stats = crawler.stats
-        self.download = RobotsDownload(crawler, config)
+        self.download = RobotsDownload(crawler, config, self.stopping)
         #: set when the spider closes: cycles still running end at once
         self.closing = False
 
@@ -78,7 +78,12 @@ class Fetcher:
         if self.closing or not self.crawler.crawling:
             return True
         engine = self.crawler.engine
-        return engine is None or not engine.running
+        if engine is None or not engine.running:
+            return True
+        # The spider is closing (CLOSESPIDER_*, engine.close_spider_async) while
+        # the engine still runs: Scrapy has no signal for it, only the slot's state.
+        closing = getattr(getattr(engine, "_slot", None), "closing", None)
+        return isinstance(closing, Deferred)
 
     async def fetch(
         self,
@@ -162,6 +167,8 @@ class Fetcher:
             attempt = await self.download.attempt(
                 origin, min(cfg.fetch_timeout, remaining)
             )
+            if attempt is None:  # the crawl stopped; the download was cancelled
+                return None
             verdict = policy.fetch_verdict(attempt.outcome, cfg.standard)
             if not (verdict.retry and attempts <= cfg.fetch_retries):
                 break

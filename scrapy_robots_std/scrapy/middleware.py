@@ -234,11 +234,11 @@ class RobotsTxtStdMiddleware:
     async def _spider_closed(self, spider: Spider, reason: str) -> None:
         self.book.detach_all()
         await self.book.settle()
-        for origin, count in self.report.top_origins():
+        for origin, count in [] if self.config.dry_run else self.report.top_origins():
             self._stats.set_value(_stats.dropped_by_origin(origin), count)
-        logger.info(
-            "%(summary)s", {"summary": self.report.summary()}, extra={"spider": spider}
-        )
+        left = self._stats.get_value(_stats.WAIT_LEFT_AT_CLOSE, 0)
+        summary = self.report.summary(left_at_close=left)
+        logger.info("%(summary)s", {"summary": summary}, extra={"spider": spider})
         await self.store.close()
 
     def _inc(self, key: str) -> None:

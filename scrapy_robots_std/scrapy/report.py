@@ -85,7 +85,9 @@ class Report:
     def top_origins(self) -> list[tuple[str, int]]:
         return self.by_origin.top(self.top)
 
-    def summary(self) -> str:
+    def summary(self, left_at_close: int = 0) -> str:
+        """The end-of-crawl lines. ``left_at_close``: requests still waiting in the
+        scheduler's queue when the spider closed (not sent, and not dropped)."""
         verb = "would have been dropped" if self.dry_run else "dropped"
         total = sum(self.by_reason.values())
         reasons = ", ".join(f"{r}: {n}" for r, n in self.by_reason.top())
@@ -94,9 +96,15 @@ class Report:
             head += f" ({reasons}) from {self.by_origin.distinct()} origin(s)"
         if self.dry_run:
             head += "; dry run: nothing was dropped"
+        if left_at_close:
+            head += (
+                f"; {left_at_close} request(s) not sent: still waiting for a "
+                "robots.txt when the spider closed"
+            )
         lines = [head]
         if self.top and self.by_origin:
-            lines.append("  top origins by drops:")
+            drops = "would-be drops" if self.dry_run else "drops"
+            lines.append(f"  top origins by {drops}:")
             lines.extend(f"    {n:>7}  {o}" for o, n in self.top_origins())
         if self.top and self.by_rule:
             lines.append("  top deciding rules:")

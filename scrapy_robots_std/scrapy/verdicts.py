@@ -301,8 +301,10 @@ class VerdictBook:
         """At close: end the cycles still running (a backoff sleep, a store write)
         and the other background work (signals), and wait for them."""
         self.fetcher.closing = True
-        for task in list(self._tasks):
-            await maybe_deferred_to_future(task)
+        # A task may start another (a verdict's signal): wait until none is left,
+        # so nothing of ours runs, or logs, after the spider has closed.
+        while self._tasks:
+            await maybe_deferred_to_future(next(iter(self._tasks)))
 
 
 def _memo_key(url: str) -> str | None:
