@@ -57,6 +57,8 @@ def verdict(name: str) -> str:
 
 
 FETCH_RETRIES: Final = stat("fetch", "retries")
+#: robots.txt downloads cancelled because the crawl stopped
+FETCH_CANCELLED: Final = stat("fetch", "cancelled")
 BODY_TRUNCATED: Final = stat("body", "truncated")
 
 # -- the cache ---------------------------------------------------------------------

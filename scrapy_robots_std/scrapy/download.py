@@ -41,8 +41,6 @@ __all__ = ["FETCH_META", "Attempt", "RobotsDownload", "header_text"]
 
 #: Marks this package's own robots.txt requests (value: byte count so far).
 FETCH_META: Final = "robots_std_fetch"
-#: robots.txt downloads cancelled because the crawl stopped.
-FETCH_CANCELLED: Final = _stats.stat("fetch", "cancelled")
 #: How often, while a robots.txt download runs, the crawl is checked for a stop.
 _STOP_CHECK: Final = 0.25
 
@@ -170,7 +168,7 @@ class RobotsDownload:
         if self._downloads and self._stopping():
             for download in list(self._downloads):
                 self._cancelled.add(download)
-                self._inc(FETCH_CANCELLED)
+                self._inc(_stats.FETCH_CANCELLED)
                 download.cancel()
         self._schedule_stop_check()
 
