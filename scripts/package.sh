@@ -84,7 +84,9 @@ ROBOTS
 printf '%s\n' "$out"
 expected="DISALLOWED https://example.com/private/report.html
 ALLOWED https://example.com/private/press/
-ALLOWED https://example.com/"
+ALLOWED https://example.com/
+group: User-agent: FooBot
+diagnostics: none"
 [ "$out" = "$expected" ] || { echo "error: unexpected output from python -m scrapy_robots_std" >&2; exit 1; }
 [ "$status" -eq 1 ] || { echo "error: exit status $status, expected 1 (one URL disallowed)" >&2; exit 1; }
 echo "OK: the wheel installs and works in a fresh virtual environment"

@@ -195,10 +195,20 @@ async def test_a_crawl_waits_for_the_verdict_of_the_process_holding_the_claim(
         other.release(origin)
 
     timer = threading.Timer(0.5, other_delivers)
-    timer.start()
+
+    def deliver_once_the_spider_opens(crawler: Crawler) -> None:
+        # Timed from the spider's opening, not the test's: on a loaded machine the
+        # crawl may take longer than 0.5 s to get there, and would find the verdict
+        # already stored instead of waiting for it.
+        crawler.signals.connect(
+            lambda **_: timer.start(), signal=signals.spider_opened, weak=False
+        )
+
     try:
         result = await run_crawl(
-            urls, settings(ROBOTS_STD_CACHE_BACKEND=REDIS, REDIS_URL=redis_url)
+            urls,
+            settings(ROBOTS_STD_CACHE_BACKEND=REDIS, REDIS_URL=redis_url),
+            on_crawler=deliver_once_the_spider_opens,
         )
     finally:
         timer.cancel()

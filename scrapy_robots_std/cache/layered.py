@@ -81,8 +81,11 @@ class LayeredCache:
         # Several worker threads may call a store at once (store_workers).
         self._front_lock = threading.Lock()
         self._stats = stats
-        #: ``time.monotonic()`` before which the failed store is left alone
+        #: ``time.monotonic()`` before which the failed store is left alone, and
+        #: when the outage began (``None``: the store works)
         self._down_until: float | None = None
+        self._down_since: float | None = None
+        self._state_lock = threading.Lock()
         self._closed = False
 
     # -- what a store implements -----------------------------------------------------
@@ -220,20 +223,30 @@ class LayeredCache:
         """``operation(*args, **kwargs)`` on the store, or ``default`` if it is down."""
         if not self._available():
             return default
+        started = time.monotonic()
         try:
             result = operation(*args, **kwargs)
         except self._errors as exc:
             self._failed(exc)
             return default
-        if self._down_until is not None:
-            self._down_until = None
+        # Calls run side by side (store_workers): only one that started after the
+        # outage began proves the store is back.
+        with self._state_lock:
+            back = self._down_since is not None and started > self._down_since
+            if back:
+                self._down_until = self._down_since = None
+        if back:
             logger.info("%s is available again", self.describe())
         return result
 
     def _failed(self, exc: Exception) -> None:
         self._inc(_report.CACHE_STORE_ERROR)
-        first = self._down_until is None
-        self._down_until = time.monotonic() + self.retry_interval
+        with self._state_lock:
+            now = time.monotonic()
+            first = self._down_until is None
+            if first:
+                self._down_since = now
+            self._down_until = now + self.retry_interval
         self._reset_after_failure()
         message = (
             "%(store)s unavailable (%(error)s); using the in-process cache, "
