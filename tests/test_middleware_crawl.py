@@ -501,6 +501,14 @@ async def test_gzip_bomb_does_not_exhaust_memory(hostile: HostileServer) -> None
     assert grown_kib < 100 * 1024
     assert pages_served(hostile) == set()
     assert stat(result, "robots_std/verdict/unreachable") == 1
+    # Visible, with the setting that decided and the consequence.
+    [warning] = [
+        m for m in result.messages(logging.WARNING, MW_LOGGER) if "unreachable" in m
+    ]
+    assert (
+        "(IgnoreRequest: the body inflates past ROBOTS_STD_MAX_DECOMPRESSED_SIZE "
+        "(4,194,304 bytes)): its requests are dropped for the next 120 s"
+    ) in warning
 
 
 @deferred_f_from_coro_f

@@ -177,6 +177,12 @@ class RobotsDownload:
         message = str(exc)[:200].rstrip(". ") or type(exc).__name__
         if isinstance(exc, IgnoreRequest):
             name = "IgnoreRequest"
+            if "during decompression" in message:  # HttpCompressionMiddleware's cap
+                cap = self.config.max_decompressed_size
+                message = (
+                    f"the body inflates past ROBOTS_STD_MAX_DECOMPRESSED_SIZE ({cap:,} "
+                    "bytes)"
+                )
         else:
             name = type(exc).__name__
             self._inc(_stats.robots_exception(exc))
