@@ -2,17 +2,13 @@
 
     python -m benchmarks.crawl.crawl SITE.json --way off|builtin|ours --out RESULT.json
         [--exclude-dead] [--stop-when-healthy] [--memory] [--record-urls]
-        [--download-timeout S] [--smoke] [--bare] [--no-requests]
+        [--download-timeout S] [--smoke]
 
 Writes a JSON object with wall time, CPU seconds and peak RSS of this process, what
 happened to every URL (counts; the URLs themselves with ``--record-urls``), the
-first-page latency per origin, the parser timers and the CPU samples (layer.py) and,
-with ``--memory``, the retained memory of the robots.txt cache (tracemalloc runs from
-the start of this process, which slows the crawl: do not read timings from a
-``--memory`` run). ``--bare`` leaves out the probes (sampler, parser timers, GC
-timer), whose own work grows with the CPU time a run takes, for counting instructions
-(instructions.py); ``--no-requests`` opens and closes the spider without requesting
-anything (the same process minus the crawl).
+first-page latency per origin, the parser timers (layer.py) and, with ``--memory``,
+the retained memory of the robots.txt cache (tracemalloc runs from the start of this
+process, which slows the crawl: do not read timings from a ``--memory`` run).
 """
 
 from __future__ import annotations
@@ -94,41 +90,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from scrapy import signals
     from scrapy.crawler import CrawlerProcess
 
-    from benchmarks.crawl.layer import (
-        GcTimer,
-        LayerTimers,
-        StackSampler,
-        install_timers,
-        memory_probe,
-    )
+    from benchmarks.crawl.layer import install_timers, memory_probe
     from benchmarks.crawl.site import Site
     from benchmarks.crawl.spider import BenchSpider
 
     site = Site.load(args.site)
-    timers = LayerTimers() if args.bare else install_timers(args.way)
+    timers = install_timers(args.way)
     settings = settings_for(args.way, args.download_timeout, smoke=args.smoke)
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(BenchSpider)
     marks: dict[str, Any] = {}
     probe: dict[str, Any] = {}
-    # Not in --memory runs: their timings are not read, and tracemalloc would
-    # dominate the samples.
-    sampler = None if args.memory or args.bare else StackSampler(args.way)
-    gc_timer = None if args.bare else GcTimer()
 
     def opened(spider: Any) -> None:
         marks["t0"] = time.perf_counter()
         marks["cpu0"] = _cpu()
-        if gc_timer is not None:
-            gc_timer.start()
-        if sampler is not None:
-            sampler.start()
 
     def closed(spider: Any, reason: str) -> None:
-        if sampler is not None:
-            sampler.stop()
-        if gc_timer is not None:
-            gc_timer.stop()
         marks["t1"] = time.perf_counter()
         marks["cpu1"] = _cpu()
         marks["reason"] = reason
@@ -142,7 +120,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         exclude_dead=args.exclude_dead,
         stop_when_healthy=args.stop_when_healthy,
         on_idle=on_idle,
-        no_requests=args.no_requests,
     )
     process.start()
 
@@ -181,8 +158,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "latency": _summary(latencies),
         "latency_contact": _summary(from_contact),
         "layer": timers.as_dict(),
-        "samples": None if sampler is None else sampler.as_dict(),
-        "gc": None if gc_timer is None else gc_timer.as_dict(),
         "stats": _interesting_stats(crawler.stats.get_stats()),
         "finish_reason": marks.get("reason"),
         "memprobe": probe,
@@ -204,8 +179,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record-urls", action="store_true")
     parser.add_argument("--download-timeout", type=float, default=10.0)
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument("--bare", action="store_true")
-    parser.add_argument("--no-requests", action="store_true")
     args = parser.parse_args(argv)
     if args.memory:
         # Before Scrapy is imported: every allocation of the crawl is traced.

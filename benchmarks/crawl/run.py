@@ -52,7 +52,7 @@ TITLES = {
 ORIGINS_PER_SHARD = 2500
 SECTION_HEAD = "## Crawl benchmark"
 #: Marked blocks of the markdown file, in order.
-BLOCKS = ("head", "a", "a-instructions", "b", "c", "d", "d-memory")
+BLOCKS = ("head", "a", "b", "c", "d", "d-memory")
 #: Target (a): a crawl through a layer at most this times robots-off's.
 A_TARGET = 1.02
 
@@ -164,30 +164,6 @@ class Run:
         return float(layer["parse"]["seconds"] + layer["match"]["seconds"])
 
     @property
-    def layer_share(self) -> float | None:
-        """The share of CPU samples in the robots.txt layer (code and fetches)."""
-        samples = self.result.get("samples")
-        if not samples or not samples["total"]:
-            return None
-        return float((samples["layer"] + samples["fetch"]) / samples["total"])
-
-    @property
-    def per_reference(self) -> float | None:
-        """CPU samples per sample of the spider's own work (see layer.py)."""
-        samples = self.result.get("samples")
-        if not samples or not samples.get("reference"):
-            return None
-        return float(samples["total"] / samples["reference"])
-
-    @property
-    def gc_share(self) -> float | None:
-        """Percent of the crawl's CPU time spent in the garbage collector."""
-        gc_time = self.result.get("gc")
-        if not gc_time or not self.cpu:
-            return None
-        return float(100 * gc_time["seconds"] / self.cpu)
-
-    @property
     def server_pct(self) -> float:
         return 100 * self.server_cpu / self.wall if self.wall else 0.0
 
@@ -207,15 +183,12 @@ def crawl(
     download_timeout: float,
     timeout: float,
     extra: tuple[str, ...] = (),
-    wrapper: tuple[str, ...] = (),
-    env: dict[str, str] | None = None,
 ) -> tuple[dict[str, Any], float]:
-    """One crawl in its own process (``wrapper``: a command it runs under, such as
-    valgrind); its result and the servers' CPU seconds meanwhile."""
+    """One crawl in its own process; its result and the servers' CPU seconds
+    meanwhile."""
     out = workdir / f"result-{way}-{time.monotonic_ns()}.json"
     errlog = out.with_suffix(".log")
     cmd = [
-        *wrapper,
         sys.executable,
         "-m",
         "benchmarks.crawl.crawl",
@@ -232,7 +205,7 @@ def crawl(
         cmd.append("--smoke")
     cpu0 = servers.cpu()
     with errlog.open("w") as err:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=err, stderr=err, env=env)
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=err, stderr=err)
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -364,81 +337,6 @@ def _layer_cpu(runs: dict[str, list[Run]], way: str) -> float | None:
     return median([r.cpu - off[r.rep] for r in runs[way] if r.rep in off])
 
 
-def _share_table(res: VariantResult) -> Table:
-    """The layer's share of each crawl's CPU, from the stack samples (layer.py)."""
-    runs = _by_way(res.runs)
-    table = Table(
-        f"({res.variant}) the robots.txt layer's share of the crawl's CPU "
-        "(stack samples, medians)",
-        [
-            "way",
-            "samples",
-            "layer code %",
-            "robots.txt requests %",
-            "together %",
-            "crawl CPU without the layer",
-            "together %, each rep",
-            "GC samples %",
-            "GC % of CPU (gc.callbacks)",
-            "CPU per spider work",
-            "vs off",
-            "vs off, each rep",
-        ],
-    )
-    off_by_rep = {r.rep: r.per_reference for r in runs["off"]}
-    off_per_reference = median([r.per_reference for r in runs["off"]])
-    for way in WAYS:
-        rs = [r for r in runs[way] if r.result.get("samples")]
-        if not rs:
-            continue
-
-        def pct(r: Run, key: str) -> float:
-            samples = r.result["samples"]
-            return 100 * samples[key] / samples["total"] if samples["total"] else 0.0
-
-        share = median([r.layer_share for r in rs])
-        per_reference = median([r.per_reference for r in rs])
-        table.add(
-            LABELS[way],
-            fmt(median([r.result["samples"]["total"] for r in rs]), 0),
-            fmt(median([pct(r, "layer") for r in rs])),
-            fmt(median([pct(r, "fetch") for r in rs])),
-            fmt(None if share is None else 100 * share),
-            "-" if share is None else f"{1 - share:.3f}x",
-            " / ".join(
-                f"{100 * (r.layer_share or 0):.2f}"
-                for r in sorted(rs, key=lambda r: r.rep)
-            ),
-            fmt(median([pct(r, "gc") for r in rs])),
-            fmt(median([r.gc_share for r in rs])),
-            fmt(per_reference, 3),
-            ratio(per_reference, off_per_reference),
-            " / ".join(
-                ratio(r.per_reference, off_by_rep.get(r.rep))
-                for r in sorted(rs, key=lambda r: r.rep)
-            ),
-        )
-    interval = next(
-        (r.result["samples"]["interval"] for r in res.runs if r.result.get("samples")),
-        None,
-    )
-    table.notes.append(
-        f"one sample per {1000 * (interval or 0):g} ms of the crawl process's CPU "
-        "(ITIMER_PROF), given to the innermost frame of either the layer's code "
-        "(layer code) or Scrapy's engine, downloader, middlewares or the spider "
-        "(robots.txt requests when that frame works on a robots.txt request or "
-        "response); see benchmarks/README.md. A share of one run's own CPU does not "
-        "move with the machine's speed, which the wall and CPU ratios between runs do. "
-        "Ticks that fall inside a garbage collection are GC samples, not the "
-        "layer's or the crawl's, whoever allocated; GC % of CPU is the time "
-        "gc.callbacks measure in collections. CPU per spider work: all samples "
-        "divided by the samples of the spider's callback and request building, the "
-        "same work in every way of (a): the crawl's CPU in units of the machine's "
-        "speed at the time"
-    )
-    return table
-
-
 def _check_complete(res: VariantResult, runs: list[Run]) -> None:
     for r in runs:
         out = r.result
@@ -525,7 +423,6 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
         _check_complete(res, res.runs)
         title = f"({v}) the crawl, three ways: medians of {args.reps} repetition(s)"
         res.tables.append(_overhead_table(res, title))
-        res.tables.append(_share_table(res))
     if v == "a":
         for r in res.runs:
             if r.result["dropped"]:
@@ -537,22 +434,10 @@ def summarize(res: VariantResult, args: argparse.Namespace) -> None:
                 f"{label} (a) wall <= {A_TARGET}x robots-off, {LABELS[way]}: "
                 f"{verdict(wall)} {wall:.3f}x"
             )
-        for way, work in _medians_vs_off(runs, "per_reference").items():
+        for way, cpu in _medians_vs_off(runs, "cpu").items():
             res.lines.append(
-                f"(a) CPU per unit of the spider's own work, {LABELS[way]}: "
-                f"{work:.3f}x robots-off's ({verdict(work)} against {A_TARGET}x; "
-                "info: the machine's speed drift cancels out)"
-            )
-        for way in ("ours", "builtin"):
-            share = median([r.layer_share for r in runs[way]])
-            if share is None:
-                continue
-            estimate = 1 / (1 - share)
-            res.lines.append(
-                f"(a) from CPU samples, {LABELS[way]}: the layer takes "
-                f"{100 * share:.2f} % of the crawl's CPU: the crawl is estimated "
-                f"at {estimate:.3f}x the same crawl without it ({verdict(estimate)} "
-                f"against {A_TARGET}x; info, the target is judged on wall time)"
+                f"(info) (a) crawl CPU <= {A_TARGET}x robots-off, {LABELS[way]}: "
+                f"{verdict(cpu)} {cpu:.3f}x"
             )
     if v == "b":
         _agreement(res)
@@ -833,8 +718,6 @@ _RUN_KEYS = (
     "wall",
     "cpu",
     "maxrss_mb",
-    "samples",
-    "gc",
 )
 
 

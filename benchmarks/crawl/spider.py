@@ -39,7 +39,6 @@ class BenchSpider(Spider):
         exclude_dead: bool = False,
         stop_when_healthy: bool = False,
         on_idle: Any = None,
-        no_requests: bool = False,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -47,7 +46,6 @@ class BenchSpider(Spider):
         self.exclude_dead = exclude_dead
         self.stop_when_healthy = stop_when_healthy
         self.on_idle = on_idle
-        self.no_requests = no_requests
         self.origin_by_netloc = {f"{o.host}:{site.port}": o.index for o in site.origins}
         self.dead = {o.index for o in site.origins if o.dead}
         skip = self.dead if exclude_dead else set()
@@ -105,8 +103,6 @@ class BenchSpider(Spider):
         )
 
     async def start(self) -> AsyncIterator[Any]:
-        if self.no_requests:
-            return
         for url in self.site.seeds():
             request = self._request(url)
             if request is not None:
