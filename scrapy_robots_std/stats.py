@@ -60,6 +60,8 @@ FETCH_RETRIES: Final = stat("fetch", "retries")
 #: robots.txt downloads cancelled because the crawl stopped
 FETCH_CANCELLED: Final = stat("fetch", "cancelled")
 BODY_TRUNCATED: Final = stat("body", "truncated")
+#: compressed robots.txt bodies refused for inflating past the cap
+BODY_OVER_DECOMPRESSION_CAP: Final = stat("body", "over_decompression_cap")
 
 # -- the cache ---------------------------------------------------------------------
 CACHE_HIT: Final = stat("cache", "hit")

@@ -501,6 +501,7 @@ async def test_gzip_bomb_does_not_exhaust_memory(hostile: HostileServer) -> None
     assert grown_kib < 100 * 1024
     assert pages_served(hostile) == set()
     assert stat(result, "robots_std/verdict/unreachable") == 1
+    assert stat(result, "robots_std/body/over_decompression_cap") == 1
     # Visible, with the setting that decided and the consequence.
     [warning] = [
         m for m in result.messages(logging.WARNING, MW_LOGGER) if "unreachable" in m

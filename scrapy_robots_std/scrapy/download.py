@@ -178,6 +178,7 @@ class RobotsDownload:
         if isinstance(exc, IgnoreRequest):
             name = "IgnoreRequest"
             if "during decompression" in message:  # HttpCompressionMiddleware's cap
+                self._inc(_stats.BODY_OVER_DECOMPRESSION_CAP)
                 cap = self.config.max_decompressed_size
                 message = (
                     f"the body inflates past ROBOTS_STD_MAX_DECOMPRESSED_SIZE ({cap:,} "
