@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
+from cache_helpers import allow_all_entry
 from fake_book import FakeBook
 from hostile import HostileSpider, Reply, loopback_names, run_crawl
 from scrapy import Request, Spider
@@ -254,22 +255,7 @@ async def test_stats_are_only_touched_on_the_reactor_thread(tmp_path: Path) -> N
     path = str(tmp_path / "robots.sqlite3")
     writer = SqliteCache(path, standard="rfc9309")
     writer.open()
-    now = time.time()
-    from scrapy_robots_std.cache.base import CacheEntry
-
-    writer.put(
-        CacheEntry(
-            origin="http://a.test:80",
-            robots_url="http://a.test/robots.txt",
-            verdict="allow-all",
-            reason="4xx",
-            detail="HTTP 404 means no restrictions",
-            robots=None,
-            status=404,
-            fetched_at=now,
-            expires_at=now + 3600,
-        )
-    )
+    writer.put(allow_all_entry("http://a.test:80"))
     writer.close()
     ThreadNotingStats.threads = {}
     crawler = get_crawler(
