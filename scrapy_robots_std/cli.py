@@ -12,24 +12,21 @@ The token may also be given positionally before the URLs, as in Google's
 from __future__ import annotations
 
 import argparse
-import contextlib
-import http.client
-import importlib
 import json
 import os
-import socket
 import sys
-import threading
-import time
-import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
-from urllib.parse import SplitResult, quote, urljoin, urlsplit, urlunsplit
 
 from scrapy_robots_std import RobotsTxt, __version__
-from scrapy_robots_std.config import DEFAULTS
-from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
+from scrapy_robots_std.robots_source import (
+    FETCH_TIMEOUT,
+    CliError,
+    Source,
+    load,
+    one_line,
+)
+from scrapy_robots_std.robotstxt.parser import RFC9309
 from scrapy_robots_std.safetext import safe, safe_json
 
 if TYPE_CHECKING:
@@ -38,32 +35,6 @@ if TYPE_CHECKING:
     from scrapy_robots_std import Decision
 
 __all__ = ["main"]
-
-#: RFC 9309 section 2.5: crawlers parse at least the first 500 KiB. One more byte is
-#: read so that the parser can tell that the body was cut.
-MAX_BYTES = 512_000
-#: One deadline for the whole fetch: connect, headers, redirects and body.
-FETCH_TIMEOUT = 10.0
-#: What a compressed body may inflate to, as in the middleware.
-MAX_DECOMPRESSED: int = DEFAULTS["ROBOTS_STD_MAX_DECOMPRESSED_SIZE"]
-#: RFC 9309 section 2.3.1.2: follow at least five consecutive redirects.
-MAX_REDIRECTS = 5
-_USER_AGENT = "scrapy-robots-std (robots.txt checker; +https://pypi.org/project/scrapy-robots-std/)"
-
-
-class CliError(Exception):
-    """Bad input, or robots.txt could not be obtained: one line on stderr, exit 2."""
-
-
-@dataclass(frozen=True)
-class _Source:
-    body: bytes
-    #: HTTP status when ROBOTS was a URL, else None.
-    status: int | None = None
-    #: What was done with a non-2xx answer (also printed on stderr).
-    note: str | None = None
-    #: 1994 mode: robots.txt answered 401/403, which disallows everything.
-    disallow_all: bool = False
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -142,392 +113,6 @@ def _prog() -> str:
     return argv0
 
 
-def _one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror:
-        return exc.strerror
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-# -- reading robots.txt -------------------------------------------------------------
-
-
-def _is_url(source: str) -> bool:
-    return source[:8].lower().startswith(("http://", "https://"))
-
-
-def _read_file(source: str) -> _Source:
-    if source == "-":
-        return _Source(sys.stdin.buffer.read(MAX_BYTES + 1))
-    if "://" in source:
-        scheme = source.split("://", 1)[0]
-        raise CliError(
-            f"unsupported robots.txt URL scheme {scheme!r} (use http or https)"
-        )
-    try:
-        with Path(source).open("rb") as f:
-            return _Source(f.read(MAX_BYTES + 1))
-    except OSError as exc:
-        raise CliError(f"cannot read {source!r}: {_one_line(exc)}") from None
-
-
-def _optional_module(*names: str) -> Any:
-    """The first of *names* that imports, or None (optional decoders)."""
-    for name in names:
-        try:
-            return importlib.import_module(name)
-        except ImportError:  # noqa: PERF203 - a handful of names
-            continue
-    return None
-
-
-def _brotli() -> Any:
-    module = _optional_module("brotli", "brotlicffi")
-    try:  # output_buffer_limit (brotli 1.2) bounds what one call inflates
-        module.Decompressor().process(b"", output_buffer_limit=1)
-    except (AttributeError, TypeError):  # absent, or too old to be bounded
-        return None
-    return module
-
-
-#: Decoders for ``Content-Encoding`` beyond gzip and deflate, when installed (Scrapy
-#: 2.14 needs brotli and zstd itself, so they normally are).
-_BROTLI = _brotli()
-_ZSTD = _optional_module("compression.zstd", "backports.zstd")
-ACCEPT_ENCODING = ", ".join(
-    ["gzip", "deflate"] + (["br"] if _BROTLI else []) + (["zstd"] if _ZSTD else [])
-)
-
-
-#: What a decoder raises for corrupt data.
-_DECODE_ERRORS: tuple[type[BaseException], ...] = tuple(
-    error
-    for error in (
-        zlib.error,
-        EOFError,
-        getattr(_BROTLI, "error", None),
-        getattr(_ZSTD, "ZstdError", None),
-    )
-    if isinstance(error, type) and issubclass(error, BaseException)
-)
-
-
-class _TooBig(Exception):
-    pass
-
-
-def _inflate_zlib(data: bytes, wbits: int, limit: int) -> bytes:
-    """zlib/gzip/raw deflate, every gzip member, at most *limit* bytes out."""
-    out = bytearray()
-    while data:
-        inflater = zlib.decompressobj(wbits)
-        out += inflater.decompress(data, limit + 1 - len(out))
-        while inflater.unconsumed_tail and len(out) <= limit:
-            out += inflater.decompress(inflater.unconsumed_tail, limit + 1 - len(out))
-        if len(out) > limit:
-            raise _TooBig
-        rest = inflater.unused_data if inflater.eof else b""
-        # Another gzip member may follow; anything else after the end is ignored.
-        data = rest if wbits > zlib.MAX_WBITS and rest[:2] == b"\x1f\x8b" else b""
-    return bytes(out)
-
-
-def _inflate_deflate(data: bytes, limit: int) -> bytes:
-    try:
-        return _inflate_zlib(data, zlib.MAX_WBITS, limit)
-    except zlib.error:
-        # Raw deflate without the zlib header, as some servers send it.
-        return _inflate_zlib(data, -zlib.MAX_WBITS, limit)
-
-
-def _inflate_brotli(data: bytes, limit: int) -> bytes:
-    inflater = _BROTLI.Decompressor()
-    out = bytearray(inflater.process(data, output_buffer_limit=limit + 1))
-    while not inflater.is_finished() and len(out) <= limit:
-        chunk = inflater.process(b"", output_buffer_limit=limit + 1 - len(out))
-        if not chunk:
-            break
-        out += chunk
-    if len(out) > limit:
-        raise _TooBig
-    return bytes(out)
-
-
-def _inflate_zstd(data: bytes, limit: int) -> bytes:
-    inflater = _ZSTD.ZstdDecompressor()
-    out = bytearray(inflater.decompress(data, limit + 1))
-    while not inflater.eof and not inflater.needs_input and len(out) <= limit:
-        out += inflater.decompress(b"", limit + 1 - len(out))
-    if len(out) > limit:
-        raise _TooBig
-    return bytes(out)
-
-
-def _decode(body: bytes, content_encoding: str | None, url: str) -> bytes:
-    """Undo ``Content-Encoding`` (last applied, first undone), inflating at most
-    MAX_DECOMPRESSED bytes per step, as the middleware does."""
-    codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
-    for coding in reversed(codings):
-        try:
-            if coding in {"", "identity"}:
-                continue
-            if coding in {"gzip", "x-gzip"}:
-                body = _inflate_zlib(body, 16 + zlib.MAX_WBITS, MAX_DECOMPRESSED)
-            elif coding == "deflate":
-                body = _inflate_deflate(body, MAX_DECOMPRESSED)
-            elif coding == "br" and _BROTLI is not None:
-                body = _inflate_brotli(body, MAX_DECOMPRESSED)
-            elif coding == "zstd" and _ZSTD is not None:
-                body = _inflate_zstd(body, MAX_DECOMPRESSED)
-            else:
-                raise CliError(
-                    f"cannot use {url}: unsupported Content-Encoding {coding!r} "
-                    f"(supported: {ACCEPT_ENCODING})"
-                )
-        except _TooBig:
-            raise CliError(
-                f"cannot use {url}: the {coding} body inflates past "
-                f"{MAX_DECOMPRESSED:,} bytes (ROBOTS_STD_MAX_DECOMPRESSED_SIZE); a "
-                "crawl treats the site as unreachable (everything disallowed)"
-            ) from None
-        except CliError:
-            raise
-        except _DECODE_ERRORS as exc:  # corrupt data
-            raise CliError(
-                f"cannot use {url}: invalid {coding} body ({_one_line(exc)}); a crawl "
-                "treats the site as unreachable (everything disallowed)"
-            ) from None
-    return body
-
-
-def _status_source(code: int, url: str, standard: str) -> _Source:
-    """What a final non-2xx answer means (the middleware's fetch policy)."""
-    if 300 <= code < 400:
-        return _Source(
-            b"",
-            code,
-            f"{url}: HTTP {code} without a Location to follow; treated as "
-            "unavailable (4xx): everything allowed",
-        )
-    if code == 429 or code >= 500:
-        raise CliError(
-            f"cannot fetch {url}: HTTP {code}; robots.txt is unreachable "
-            "(a crawler must assume everything is disallowed)"
-        )
-    if 400 <= code < 500:
-        if standard == STD1994 and code in {401, 403}:
-            return _Source(
-                b"",
-                code,
-                f"{url}: HTTP {code}; 1994 standard: access to the site is "
-                "restricted, everything disallowed",
-                disallow_all=True,
-            )
-        return _Source(
-            b"",
-            code,
-            f"{url}: HTTP {code}; treated as an empty robots.txt (everything allowed)",
-        )
-    raise CliError(f"cannot fetch {url}: unexpected HTTP status {code}")
-
-
-def _unfollowable(url: str, code: int, why: str) -> _Source:
-    """A redirect the middleware does not follow: RFC 9309 2.3.1.2 lets a crawler
-    treat robots.txt as unavailable, which allows everything."""
-    return _Source(
-        b"", code, f"{url}: {why}; treated as unavailable (4xx): everything allowed"
-    )
-
-
-def _redirect_target(url: str, location: str | None) -> tuple[str | None, str]:
-    """The absolute http(s) URL a ``Location`` names, or None and the reason."""
-    if not location or not location.strip():
-        return None, "redirect without a Location"
-    location = location.strip()
-    try:
-        target = urljoin(url, location)
-        parts = urlsplit(target)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError:
-        return None, f"redirect to {location!r}, which is not a URL"
-    if parts.scheme.lower() not in {"http", "https"}:
-        return (
-            None,
-            f"redirect to {location!r} refused (only http and https are followed)",
-        )
-    if not parts.hostname:
-        return None, f"redirect to {location!r}, which names no host"
-    return urlunsplit(parts._replace(fragment="")), ""
-
-
-def _request_target(parts: SplitResult) -> str:
-    target = quote(parts.path or "/", safe=_TARGET_SAFE)
-    if parts.query:
-        target += "?" + quote(parts.query, safe=_TARGET_SAFE + "?")
-    return target
-
-
-_TARGET_SAFE = "/%;:@&=+$,!~*'()[]"
-
-
-class _Fetch:
-    """One robots.txt fetch, run in a worker thread.
-
-    The caller waits on the thread for at most the timeout, which covers
-    everything: name resolution, connect, TLS, the status line and headers (so a
-    server that trickles its headers cannot hold the command), every redirect
-    and the body. At the deadline the socket is shut down, which ends any read
-    the worker is blocked in.
-    """
-
-    def __init__(self, url: str, standard: str, timeout: float) -> None:
-        self.url = url
-        self.standard = standard
-        self.timeout = timeout
-        self.deadline = time.monotonic() + timeout
-        self.result: _Source | None = None
-        self.error: BaseException | None = None
-        self._lock = threading.Lock()
-        self._cancelled = False
-        self._conn: http.client.HTTPConnection | None = None
-
-    def run(self) -> _Source:
-        worker = threading.Thread(target=self._work, name="robots-fetch", daemon=True)
-        worker.start()
-        worker.join(self.timeout)
-        if worker.is_alive():
-            self.cancel()
-            worker.join(1.0)
-            raise CliError(
-                f"cannot fetch {self.url}: timed out, no complete answer within "
-                f"{self.timeout:g} s (connect, headers and body together)"
-            )
-        if self.error is not None:
-            raise self.error
-        assert self.result is not None  # set by _work when there is no error
-        return self.result
-
-    def cancel(self) -> None:
-        with self._lock:
-            self._cancelled = True
-            conn = self._conn
-        sock = conn.sock if conn is not None else None
-        if sock is not None:
-            # The plain socket's shutdown: an SSLSocket's would touch its SSL
-            # object under the worker.
-            with contextlib.suppress(OSError):
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-
-    def _work(self) -> None:
-        try:
-            self.result = self._follow()
-        except CliError as exc:
-            self.error = exc
-        except TimeoutError:
-            self.error = CliError(
-                f"cannot fetch {self.url}: timed out after {self.timeout:g} s"
-            )
-        except (OSError, http.client.HTTPException, ValueError, UnicodeError) as exc:
-            self.error = CliError(f"cannot fetch {self.url}: {_one_line(exc)}")
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-            self.error = exc
-
-    def _follow(self) -> _Source:
-        url = self.url
-        seen = {url}
-        for hop in range(MAX_REDIRECTS + 1):
-            conn, response = self._get(url)
-            try:
-                code = int(response.status)
-                if code in _REDIRECT_STATUSES:
-                    target, why = _redirect_target(url, response.getheader("Location"))
-                    if target is None:
-                        return _unfollowable(url, code, f"HTTP {code} {why}")
-                    if target in seen:
-                        return _unfollowable(
-                            url, code, f"redirect loop (back to {target})"
-                        )
-                    if hop == MAX_REDIRECTS:
-                        return _unfollowable(
-                            self.url, code, f"more than {MAX_REDIRECTS} redirects"
-                        )
-                    seen.add(target)
-                    url = target
-                    continue
-                if 200 <= code < 300:
-                    body = self._read_body(response)
-                    encoding = response.getheader("Content-Encoding")
-                    return _Source(_decode(body, encoding, url), code)
-                return _status_source(code, url, self.standard)
-            finally:
-                response.close()
-                conn.close()
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _get(
-        self, url: str
-    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
-        parts = urlsplit(url)
-        host = parts.hostname
-        if not host:
-            raise CliError(f"cannot fetch {url}: no host name")
-        cls = (
-            http.client.HTTPSConnection
-            if parts.scheme.lower() == "https"
-            else http.client.HTTPConnection
-        )
-        left = self.deadline - time.monotonic()
-        with self._lock:
-            if self._cancelled or left <= 0:
-                raise TimeoutError
-            conn = cls(host, parts.port, timeout=left)
-            self._conn = conn
-        try:
-            conn.request(
-                "GET",
-                _request_target(parts),
-                headers={
-                    "User-Agent": _USER_AGENT,
-                    "Accept-Encoding": ACCEPT_ENCODING,
-                    "Connection": "close",
-                },
-            )
-            return conn, conn.getresponse()
-        except BaseException:
-            conn.close()
-            raise
-
-    def _read_body(self, response: http.client.HTTPResponse) -> bytes:
-        """At most MAX_BYTES + 1 bytes as they come on the wire (the middleware's
-        cut: a larger body is not downloaded)."""
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_BYTES:
-            if time.monotonic() > self.deadline:
-                raise TimeoutError
-            chunk = response.read1(min(65_536, MAX_BYTES + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks)
-
-
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-
-
-def _fetch(url: str, standard: str, timeout: float) -> _Source:
-    return _Fetch(url, standard, timeout).run()
-
-
-def _load(source: str, standard: str, timeout: float) -> _Source:
-    if _is_url(source):
-        return _fetch(source, standard, timeout)
-    return _read_file(source)
-
-
-# -- checking -------------------------------------------------------------------------
-
-
 def _token_and_urls(args: argparse.Namespace) -> tuple[str, list[str]]:
     positional: list[str] = args.urls
     if args.token is not None:
@@ -539,7 +124,7 @@ def _token_and_urls(args: argparse.Namespace) -> tuple[str, list[str]]:
 
 def _problem(what: str, value: str, exc: ValueError) -> str:
     """The API's message, naming *value* if it does not already."""
-    message = _one_line(exc)
+    message = one_line(exc)
     return message if repr(value) in message else f"{what} {value!r}: {message}"
 
 
@@ -572,7 +157,7 @@ def _rule_json(decision: Decision) -> dict[str, Any] | None:
     }
 
 
-def _check(robots: RobotsTxt, source: _Source, token: str, url: str) -> dict[str, Any]:
+def _check(robots: RobotsTxt, source: Source, token: str, url: str) -> dict[str, Any]:
     decision = robots.decide(url, token)
     if source.disallow_all and decision.reason != "robots-txt":
         return {
@@ -601,7 +186,7 @@ def _print(line: str) -> None:
     print(safe(line))
 
 
-def _group_line(robots: RobotsTxt, source: _Source, token: str) -> str:
+def _group_line(robots: RobotsTxt, source: Source, token: str) -> str:
     """Which group of robots.txt applied to *token*, by its user-agent lines."""
     if source.disallow_all:
         return (
@@ -651,7 +236,7 @@ def _run(args: argparse.Namespace) -> int:
             f"invalid --timeout {timeout:g}: give a positive number of seconds"
         )
     _validate(standard, token, urls)
-    source = _load(args.robots, standard, timeout)
+    source = load(args.robots, standard, timeout)
     if source.note:
         print(f"note: {safe(source.note)}", file=sys.stderr)
     robots = RobotsTxt.parse(source.body, standard=standard)
