@@ -93,18 +93,14 @@ class Store:
         self.memory.close()
 
     async def get(self, origin: str) -> CacheEntry | None:
-        """The backend's entry (fresh or not), kept in memory; ``None`` if none."""
+        """The backend's entry (fresh or not); ``None`` if none. Memory is written
+        by the book alone, when the fetch cycle decides."""
         if self._backend is None:
             return None
-        entry = await self._thread.call(None, self._backend.get, origin)
-        if entry is not None:
-            known = self.memory.get(origin)
-            if known is None or known.fetched_at <= entry.fetched_at:
-                self.put_in_memory(entry)
-        return entry
+        return await self._thread.call(None, self._backend.get, origin)
 
     async def put(self, entry: CacheEntry, body: bytes | None) -> None:
-        self.put_in_memory(entry)
+        """Write ``entry`` to the backend (memory already has it)."""
         if self._backend is not None:
             evicted = await self._thread.call(0, self._backend.put, entry, body)
             if evicted:
