@@ -20,6 +20,8 @@ from scrapy_robots_std.config import DEFAULTS
 from scrapy_robots_std.safetext import safe
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scrapy.crawler import Crawler
 
     from scrapy_robots_std.config import Config
@@ -94,10 +96,14 @@ def report_startup(
     )
 
 
-def unknown_settings(settings: object) -> list[str]:
-    """The ``ROBOTS_STD_*`` names set that this package does not read."""
-    names = [name for name in settings if isinstance(name, str)]  # type: ignore[attr-defined]
-    return sorted(n for n in names if n.startswith(_PREFIX) and n not in DEFAULTS)
+def unknown_settings(names: Iterable[object]) -> list[str]:
+    """The ``ROBOTS_STD_*`` names among ``names`` (a settings object iterates over
+    its names) that this package does not read."""
+    return sorted(
+        name
+        for name in names
+        if isinstance(name, str) and name.startswith(_PREFIX) and name not in DEFAULTS
+    )
 
 
 def closest_setting(name: str) -> str | None:
