@@ -49,10 +49,13 @@ CACHE_LOGGER = "scrapy_robots_std.cache"
 SLOW_STAT = "robots_std/cache/store_slow"
 TIMEOUT_STAT = "robots_std/cache/store_timeout"
 #: How long the slow backend's get takes (well above SLOW_CALL, below the deadline).
-SLOW = 0.4
-#: The LoopingCall's interval, and how late a tick may come on a loaded machine.
+SLOW = 0.8
+#: The LoopingCall's interval.
 TICK = 0.05
-LATE = 0.15
+#: The longest gap between ticks that still means "not blocked". A reactor blocked by
+#: the store shows one gap of at least SLOW; a loaded CI machine (four test workers on
+#: two cores) shows late ticks of up to ~0.2 s, so the line sits between the two.
+NOT_BLOCKED = SLOW / 2
 TOOK = re.compile(r"is slow: one call took (\d+\.\d+) s")
 
 
@@ -115,6 +118,13 @@ def slow_warnings(records: list[logging.LogRecord]) -> list[str]:
     ]
 
 
+def assert_reactor_ran_through(gaps: list[float], span: float) -> None:
+    """The reactor kept ticking through ``span`` seconds: no gap as long as a blocking
+    call, and at least a third of the ticks a free reactor would make."""
+    assert max(gaps) < NOT_BLOCKED, gaps
+    assert len(gaps) >= int(span / TICK) // 3, gaps
+
+
 def assert_one_warning_with_duration(messages: list[str]) -> float:
     assert len(messages) == 1, messages
     found = TOOK.search(messages[0])
@@ -152,11 +162,11 @@ async def test_a_slow_call_is_reported_once_with_its_duration_and_counted(
     # Both slow calls counted, the fast one not; nothing timed out.
     assert stats.get_value(SLOW_STAT) == 2
     assert stats.get_value(TIMEOUT_STAT) is None
-    # The reactor ticked on through both calls (0.8 s): a blocked reactor shows
-    # one gap of at least SLOW.
-    assert len(ticks.times) >= int(2 * SLOW / TICK) - 3, ticks.times
-    gaps = ticks.gaps_during(ticks.times[0], ticks.times[-1])
-    assert max(gaps) <= TICK + LATE, gaps
+    # The reactor ticked on through both calls: a blocked reactor shows one gap of
+    # at least SLOW.
+    assert_reactor_ran_through(
+        ticks.gaps_during(ticks.times[0], ticks.times[-1]), 2 * SLOW
+    )
 
 
 @deferred_f_from_coro_f
@@ -233,9 +243,7 @@ async def test_store_get_on_a_slow_backend_runs_off_the_reactor(
     assert thread_name != threading.main_thread().name
     assert_one_warning_with_duration(slow_warnings(caplog.records))
     assert crawler.stats.get_value(SLOW_STAT) == 1
-    gaps = ticks.gaps_during(start, end)
-    assert len(gaps) >= int(SLOW / TICK) - 2, ticks.times
-    assert max(gaps) <= TICK + LATE, gaps
+    assert_reactor_ran_through(ticks.gaps_during(start, end), SLOW)
 
 
 # -- through a real crawl ------------------------------------------------------------
@@ -305,7 +313,5 @@ async def test_a_crawl_with_a_slow_store_warns_once_and_keeps_pages_flowing(
     # Pages kept flowing while the store was slow: B's came before A's read ended.
     during = [url for url in exempt if arrived[url] < end]
     assert during, (start, end, arrived)
-    # ... and the reactor was not blocked: it ticked every TICK through the read.
-    gaps = ticks.gaps_during(start, end)
-    assert len(gaps) >= int(SLOW / TICK) - 2, gaps
-    assert max(gaps) <= TICK + LATE, gaps
+    # ... and the reactor was not blocked: it ticked on through the read.
+    assert_reactor_ran_through(ticks.gaps_during(start, end), SLOW)
