@@ -35,6 +35,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_CACHE_MIN_TTL": 60.0,
     "ROBOTS_STD_UNREACHABLE_TTL": 120.0,
     "ROBOTS_STD_CACHE_MAX_ORIGINS": 10_000,
+    "ROBOTS_STD_CACHE_MAX_BYTES": 256 * 1024 * 1024,
     "ROBOTS_STD_MAX_DECOMPRESSED_SIZE": 4 * 1024 * 1024,
     "ROBOTS_STD_DRY_RUN": False,
     "ROBOTS_STD_SUMMARY_TOP": 5,
@@ -54,6 +55,11 @@ _REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 #: The decompressed size below which a compressed robots.txt cannot be cut to the
 #: 500 KiB the parser reads.
 _MIN_DECOMPRESSED: Final = 512_000
+
+
+#: The smallest ``ROBOTS_STD_CACHE_MAX_BYTES``: one parsed file keeps at most 1 MiB,
+#: so the newest entry always fits.
+MIN_CACHE_MAX_BYTES: Final = 1024 * 1024
 
 
 #: The setting that chooses the standard.
@@ -199,6 +205,8 @@ class Config:
     cache_min_ttl: float
     unreachable_ttl: float
     cache_max_origins: int
+    #: the bound on the in-memory cache's total bytes (every backend's memory layer)
+    cache_max_bytes: int
     max_decompressed_size: int
     dry_run: bool
     summary_top: int
@@ -274,6 +282,9 @@ class Config:
                 settings, "ROBOTS_STD_UNREACHABLE_TTL", low=0, high=MAX_TTL
             ),
             cache_max_origins=_integer(settings, "ROBOTS_STD_CACHE_MAX_ORIGINS", low=1),
+            cache_max_bytes=_integer(
+                settings, "ROBOTS_STD_CACHE_MAX_BYTES", low=MIN_CACHE_MAX_BYTES
+            ),
             max_decompressed_size=_integer(
                 settings, "ROBOTS_STD_MAX_DECOMPRESSED_SIZE", low=_MIN_DECOMPRESSED
             ),

@@ -71,13 +71,14 @@ class LayeredCache:
         self,
         *,
         max_origins: int,
+        max_bytes: int | None = None,
         standard: str,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:
         self.standard = standard
         self.retry_interval = retry_interval
-        self._front = MemoryCache(max_origins)
+        self._front = MemoryCache(max_origins, max_bytes)
         # Several worker threads may call a store at once (store_workers).
         self._front_lock = threading.Lock()
         self._stats = stats

@@ -1,9 +1,13 @@
-"""The default backend: verdicts in this process's memory, least recently used out first."""
+"""The default backend: verdicts in this process's memory, bounded by count and bytes."""
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from itertools import islice
+from typing import TYPE_CHECKING, Final
+
+from scrapy_robots_std.config import MIN_CACHE_MAX_BYTES
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -11,33 +15,68 @@ if TYPE_CHECKING:
 
     from scrapy_robots_std.cache.base import CacheEntry
 
-__all__ = ["MemoryCache"]
+__all__ = ["MemoryCache", "entry_bytes"]
+
+#: Eviction looks at this many of the least recently used entries and drops the
+#: largest of them: recency first, and among the old ones size.
+_EVICTION_WINDOW: Final = 8
+#: A CacheEntry with its small strings, before the parsed rules (measured on
+#: CPython 3.11, rounded up).
+_ENTRY_OVERHEAD: Final = 480
+
+
+def entry_bytes(entry: CacheEntry) -> int:
+    """What ``entry`` keeps in memory, as the byte bound counts it: the parsed rules'
+    own estimate (:meth:`RobotsTxt.memory_bytes`) and the entry's strings."""
+    size = _ENTRY_OVERHEAD + sum(
+        sys.getsizeof(text)
+        for text in (entry.origin, entry.robots_url, entry.reason, entry.detail)
+    )
+    if entry.robots is not None:
+        size += entry.robots.memory_bytes()
+    return size
 
 
 class MemoryCache:
-    """The default backend: a dict in this process, least recently used out first.
+    """The default backend: a dict in this process, bounded two ways.
 
-    ``max_origins`` bounds the number of entries (``ROBOTS_STD_CACHE_MAX_ORIGINS``);
-    each entry's size is bounded by the parser's 500 KiB body limit.
+    ``max_origins`` bounds the number of entries (``ROBOTS_STD_CACHE_MAX_ORIGINS``),
+    ``max_bytes`` their total size as :func:`entry_bytes` counts it
+    (``ROBOTS_STD_CACHE_MAX_BYTES``). Past either bound the least recently used
+    entries go; past the byte bound, the largest of the few least recently used goes
+    first, so one huge file does not push out many small ones. The entry just stored
+    is never evicted by its own ``put``. An entry is measured when stored: the rules
+    a later token compiles are not counted again (each parsed file keeps at most
+    1 MiB, compiled state included, and its memo of tokens is bounded).
     """
 
-    def __init__(self, max_origins: int = 10_000) -> None:
+    def __init__(self, max_origins: int = 10_000, max_bytes: int | None = None) -> None:
         if max_origins < 1:
             raise ValueError("max_origins must be at least 1")
+        if max_bytes is not None and max_bytes < MIN_CACHE_MAX_BYTES:
+            raise ValueError(f"max_bytes must be at least {MIN_CACHE_MAX_BYTES:,}")
         self.max_origins = max_origins
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
+        self._sizes: dict[str, int] = {}
+        #: the total of the entries' sizes now, and the most it has been
+        self.total_bytes = 0
+        self.peak_bytes = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
         from scrapy_robots_std.config import Config
 
-        return cls(Config.from_settings(crawler.settings).cache_max_origins)
+        config = Config.from_settings(crawler.settings)
+        return cls(config.cache_max_origins, config.cache_max_bytes)
 
     def open(self) -> None:
         pass
 
     def close(self) -> None:
         self._entries.clear()
+        self._sizes.clear()
+        self.total_bytes = 0
 
     def get(self, origin: str) -> CacheEntry | None:
         entry = self._entries.get(origin)
@@ -46,14 +85,36 @@ class MemoryCache:
         return entry
 
     def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
-        # The parsed entry is all this process needs; the body is for stores.
-        self._entries[entry.origin] = entry
-        self._entries.move_to_end(entry.origin)
+        """Store ``entry``; return how many entries it evicted. The body is for
+        stores: the parsed entry is all this process needs."""
+        origin = entry.origin
+        size = entry_bytes(entry)
+        self.total_bytes += size - self._sizes.get(origin, 0)
+        self._sizes[origin] = size
+        self._entries[origin] = entry
+        self._entries.move_to_end(origin)
+        self.peak_bytes = max(self.peak_bytes, self.total_bytes)
         evicted = 0
         while len(self._entries) > self.max_origins:
-            self._entries.popitem(last=False)
+            self._drop(next(iter(self._entries)))
+            evicted += 1
+        max_bytes = self.max_bytes
+        while (
+            max_bytes is not None
+            and self.total_bytes > max_bytes
+            and len(self._entries) > 1
+        ):
+            self._drop(self._largest_of_oldest(origin))
             evicted += 1
         return evicted
+
+    def _largest_of_oldest(self, keep: str) -> str:
+        oldest = [key for key in islice(self._entries, _EVICTION_WINDOW) if key != keep]
+        return max(oldest, key=self._sizes.__getitem__)
+
+    def _drop(self, origin: str) -> None:
+        del self._entries[origin]
+        self.total_bytes -= self._sizes.pop(origin)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -102,6 +102,7 @@ class RedisCache(LayeredCache):
         timeout: float = 1.0,
         keep_stale: float = 86400.0,
         max_origins: int = 10_000,
+        max_bytes: int | None = None,
         standard: str = RFC9309,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
@@ -117,6 +118,7 @@ class RedisCache(LayeredCache):
             ) from exc
         super().__init__(
             max_origins=max_origins,
+            max_bytes=max_bytes,
             standard=standard,
             stats=stats,
             retry_interval=retry_interval,
@@ -153,6 +155,7 @@ class RedisCache(LayeredCache):
             timeout=config.redis_timeout,
             keep_stale=config.cache_ttl,
             max_origins=config.cache_max_origins,
+            max_bytes=config.cache_max_bytes,
             standard=config.standard,
             stats=crawler.stats,
         )

@@ -62,12 +62,14 @@ class SqliteCache(LayeredCache):
         path: str | Path,
         *,
         max_origins: int = 10_000,
+        max_bytes: int | None = None,
         standard: str = RFC9309,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:
         super().__init__(
             max_origins=max_origins,
+            max_bytes=max_bytes,
             standard=standard,
             stats=stats,
             retry_interval=retry_interval,
@@ -101,6 +103,7 @@ class SqliteCache(LayeredCache):
         return cls(
             path,
             max_origins=config.cache_max_origins,
+            max_bytes=config.cache_max_bytes,
             standard=config.standard,
             stats=crawler.stats,
         )

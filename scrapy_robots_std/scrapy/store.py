@@ -49,7 +49,7 @@ class Store:
             self.memory = backend
             self._backend = None
         else:
-            self.memory = MemoryCache(config.cache_max_origins)
+            self.memory = MemoryCache(config.cache_max_origins, config.cache_max_bytes)
             self._backend = backend
         self._shared = isinstance(backend, SharedFetches)
         describe = getattr(backend, "describe", None)
@@ -78,6 +78,7 @@ class Store:
         evicted = self.memory.put(entry)
         if evicted:
             self._stats.inc_value(_stats.CACHE_EVICTION, evicted)
+        self._stats.max_value(_stats.CACHE_BYTES_PEAK, self.memory.peak_bytes)
 
     async def open(self) -> None:
         if self._backend is not None:
