@@ -49,6 +49,8 @@ class FetchOutcome:
     error: str | None = None
     redirect_failure: str | None = None
     redirects: int = 0
+    #: a ``304`` answering the validators of the copy in the cache
+    not_modified: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,8 @@ def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdic
     outcome                   rfc9309             1994
     ========================  ==================  =====================
     2xx                       parse               parse
+    304 to a conditional      parse (the cached   parse (the cached
+    request                   copy, renewed)      copy, renewed)
     3xx left over, > 5 hops,  allow-all           allow-all
     loop, bad Location
     401, 403                  allow-all           disallow-all
@@ -86,6 +90,9 @@ def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdic
         raise ValueError(f"unknown standard {standard!r}")
     if outcome.redirect_failure is not None:
         return FetchVerdict(ALLOW_ALL, "redirects")
+    if outcome.not_modified:
+        # The cached copy is current: its rules keep applying, renewed.
+        return FetchVerdict(PARSE, "304")
     status = outcome.status
     if status is None:
         return FetchVerdict(UNREACHABLE, "network", retry=True)
@@ -104,6 +111,23 @@ def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdic
     if 500 <= status < 600:
         return FetchVerdict(UNREACHABLE, "5xx", retry=True)
     return FetchVerdict(UNREACHABLE, "status", retry=True)
+
+
+#: The longest validator (``ETag``, ``Last-Modified``) kept and sent back.
+MAX_VALIDATOR_CHARS: Final = 512
+_VALIDATOR_RE = re.compile(rf"[\x20-\x7e]{{1,{MAX_VALIDATOR_CHARS}}}")
+
+
+def usable_validator(value: object) -> str | None:
+    """``value`` if it can go back to the server as a request header, else ``None``.
+
+    Printable ASCII only and at most :data:`MAX_VALIDATOR_CHARS`: a validator from a
+    response or a stored record never carries a line break into a request.
+    """
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return text if _VALIDATOR_RE.fullmatch(text) else None
 
 
 def retry_delay(

@@ -59,6 +59,8 @@ def verdict(name: str) -> str:
 FETCH_RETRIES: Final = stat("fetch", "retries")
 #: robots.txt downloads cancelled because the crawl stopped
 FETCH_CANCELLED: Final = stat("fetch", "cancelled")
+#: robots.txt requests sent with If-None-Match / If-Modified-Since
+FETCH_CONDITIONAL: Final = stat("fetch", "conditional")
 BODY_TRUNCATED: Final = stat("body", "truncated")
 #: compressed robots.txt bodies refused for inflating past the cap
 BODY_OVER_DECOMPRESSION_CAP: Final = stat("body", "over_decompression_cap")
@@ -67,6 +69,8 @@ BODY_OVER_DECOMPRESSION_CAP: Final = stat("body", "over_decompression_cap")
 CACHE_HIT: Final = stat("cache", "hit")
 CACHE_MISS: Final = stat("cache", "miss")
 CACHE_EVICTION: Final = stat("cache", "eviction")
+#: expired copies a 304 renewed without parsing again
+CACHE_REVALIDATED: Final = stat("cache", "revalidated")
 #: the most bytes the in-memory cache held at once (as ROBOTS_STD_CACHE_MAX_BYTES counts)
 CACHE_BYTES_PEAK: Final = stat("cache", "bytes_peak")
 CACHE_SHARED: Final = stat("cache", "shared")

@@ -36,6 +36,11 @@ class CacheEntry:
     bounded label the fetch policy gave (``"2xx"``, ``"4xx"``, ``"5xx"``, ...) and
     ``detail`` a human sentence for log lines (``"HTTP 503 after 3 attempts"``).
     Times are ``time.time()`` seconds.
+
+    ``etag`` and ``last_modified`` are the response's validators, sent back as
+    ``If-None-Match`` / ``If-Modified-Since`` when the entry has expired; a ``304``
+    renews the entry without parsing again. ``checked_at`` is when the server last
+    confirmed the body (``None``: at ``fetched_at``, which stays the body's identity).
     """
 
     origin: str
@@ -47,6 +52,14 @@ class CacheEntry:
     status: int | None
     fetched_at: float
     expires_at: float
+    etag: str | None = None
+    last_modified: str | None = None
+    checked_at: float | None = None
+
+    @property
+    def confirmed_at(self) -> float:
+        """When the server last stood by this body: fetched, or revalidated."""
+        return self.fetched_at if self.checked_at is None else self.checked_at
 
     def fresh(self, now: float | None = None) -> bool:
         return (time.time() if now is None else now) < self.expires_at

@@ -177,9 +177,15 @@ class LayeredCache:
                 or meta.expires_at <= known.expires_at
             ):
                 return None
-            # The same fetch, re-dated elsewhere (a stale copy): no need to parse.
+            # The same fetch, re-dated elsewhere (a stale copy standing in, or a 304
+            # revalidation): no need to parse.
             entry = dataclasses.replace(
-                known, detail=meta.detail, expires_at=meta.expires_at
+                known,
+                detail=meta.detail,
+                expires_at=meta.expires_at,
+                etag=meta.etag,
+                last_modified=meta.last_modified,
+                checked_at=meta.checked_at,
             )
         else:
             if meta.verdict == PARSE and not with_body:

@@ -15,10 +15,10 @@ import math
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 from scrapy_robots_std.cache.base import CacheEntry
-from scrapy_robots_std.policy import MAX_TTL, PARSE, VERDICTS
+from scrapy_robots_std.policy import MAX_TTL, PARSE, VERDICTS, usable_validator
 from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
@@ -46,6 +46,9 @@ class Meta:
     status: int | None
     fetched_at: float
     expires_at: float
+    etag: str | None = None
+    last_modified: str | None = None
+    checked_at: float | None = None
 
 
 def dump_meta(entry: CacheEntry, standard: str) -> bytes:
@@ -61,6 +64,12 @@ def dump_meta(entry: CacheEntry, standard: str) -> bytes:
         "fetched_at": entry.fetched_at,
         "expires_at": entry.expires_at,
     }
+    # Optional fields, written only when set: a record without them reads the same
+    # in earlier versions (FORMAT unchanged).
+    for name in ("etag", "last_modified", "checked_at"):
+        value = getattr(entry, name)
+        if value is not None:
+            fields[name] = value
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode()
 
 
@@ -81,17 +90,19 @@ def load_meta(raw: bytes | str) -> Meta | None:
     times = (fields.get("fetched_at"), fields.get("expires_at"))
     if status is not None and (type(status) is not int):
         return None
-    if not all(
-        isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t)
-        for t in times
-    ):
+    if not all(_is_time(t) for t in times):
         return None
     if fields["verdict"] not in VERDICTS:
         return None
     fetched_at, expires_at = float(times[0]), float(times[1])  # type: ignore[arg-type]
-    # A record never outlives the 24 h RFC 9309 allows, whatever it says (a
-    # fetch time in the future included).
-    expires_at = min(expires_at, fetched_at + MAX_TTL, time.time() + MAX_TTL)
+    raw_checked = fields.get("checked_at")
+    checked_at: float | None = None
+    if _is_time(raw_checked) and raw_checked >= fetched_at:
+        checked_at = float(raw_checked)
+    # A record never outlives the 24 h RFC 9309 allows after the server last
+    # confirmed it, whatever it says (a time in the future included).
+    confirmed = fetched_at if checked_at is None else checked_at
+    expires_at = min(expires_at, confirmed + MAX_TTL, time.time() + MAX_TTL)
     return Meta(
         origin=fields["origin"],
         standard=fields["standard"],
@@ -102,6 +113,18 @@ def load_meta(raw: bytes | str) -> Meta | None:
         status=status,
         fetched_at=fetched_at,
         expires_at=expires_at,
+        # A hostile record cannot smuggle a header line into the next request.
+        etag=usable_validator(fields.get("etag")),
+        last_modified=usable_validator(fields.get("last_modified")),
+        checked_at=checked_at,
+    )
+
+
+def _is_time(value: object) -> TypeGuard[float]:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
     )
 
 
@@ -142,4 +165,7 @@ def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
         status=meta.status,
         fetched_at=meta.fetched_at,
         expires_at=meta.expires_at,
+        etag=meta.etag,
+        last_modified=meta.last_modified,
+        checked_at=meta.checked_at,
     )

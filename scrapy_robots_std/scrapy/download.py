@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from scrapy.http import Headers, Response
     from scrapy.spiders import Spider
 
+    from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.config import Config
 
 __all__ = ["FETCH_META", "Attempt", "RobotsDownload", "header_text"]
@@ -75,9 +76,15 @@ class RobotsDownload:
         self._cancelled: set[Deferred[Response]] = set()
         self._stop_check = False
 
-    async def attempt(self, origin: Origin, timeout: float) -> Attempt | None:
+    async def attempt(
+        self, origin: Origin, timeout: float, cached: CacheEntry | None = None
+    ) -> Attempt | None:
         """Fetch robots.txt once, following up to five redirects ourselves;
-        ``None`` when the crawl stopped first (the download is cancelled)."""
+        ``None`` when the crawl stopped first (the download is cancelled).
+
+        ``cached`` is the expired copy, if any: its validators go with the request
+        for its URL, and a ``304`` then means "not modified".
+        """
         deadline = time.monotonic() + max(timeout, 0.001)
         url = origin.robots_url
         seen = {url}
@@ -86,6 +93,9 @@ class RobotsDownload:
             if self._stopping():
                 return None
             request = self._request(url, deadline - time.monotonic())
+            conditional = _add_validators(request, cached)
+            if conditional:
+                self._inc(_stats.FETCH_CONDITIONAL)
             self._inc(_stats.ROBOTS_REQUESTS)
             self._watch(+1)
             try:
@@ -123,7 +133,11 @@ class RobotsDownload:
                 url = target
                 continue
             return Attempt(
-                policy.FetchOutcome(status=status, redirects=hops),
+                policy.FetchOutcome(
+                    status=status,
+                    redirects=hops,
+                    not_modified=conditional and status == 304,
+                ),
                 f"HTTP {status}" + (f" from {url}" if hops else ""),
                 response=response,
                 robots_url=url,
@@ -251,6 +265,23 @@ class RobotsDownload:
 
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)
+
+
+def _add_validators(request: Request, cached: CacheEntry | None) -> bool:
+    """Make ``request`` conditional on ``cached``'s validators (only a parsed copy of
+    this very URL has a body to keep); ``True`` if it now is."""
+    if (
+        cached is None
+        or cached.verdict != policy.PARSE
+        or cached.robots is None
+        or cached.robots_url != request.url
+    ):
+        return False
+    if cached.etag is not None:
+        request.headers[b"If-None-Match"] = cached.etag
+    if cached.last_modified is not None:
+        request.headers[b"If-Modified-Since"] = cached.last_modified
+    return cached.etag is not None or cached.last_modified is not None
 
 
 def header_text(headers: Headers, name: bytes) -> str | None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
+    from scrapy.http import Response
 
     from scrapy_robots_std.config import Config
     from scrapy_robots_std.scrapy.origin import Origin
@@ -165,7 +166,7 @@ class Fetcher:
                 return None
             remaining = cfg.max_wait - (time.monotonic() - started)
             attempt = await self.download.attempt(
-                origin, min(cfg.fetch_timeout, remaining)
+                origin, min(cfg.fetch_timeout, remaining), stale
             )
             if attempt is None:  # the crawl stopped; the download was cancelled
                 return None
@@ -226,13 +227,18 @@ class Fetcher:
             detail = f"{detail} after {attempts} attempts"
         robots: RobotsTxt | None = None
         body: bytes | None = None
-        if verdict.verdict == policy.PARSE and attempt.response is not None:
-            body = attempt.response.body
+        response = attempt.response
+        if (
+            verdict.verdict == policy.PARSE
+            and response is not None
+            and not attempt.outcome.not_modified
+        ):
+            body = response.body
             robots = RobotsTxt.parse(body, cfg.standard)
         header_max_age = None
-        if attempt.response is not None:
+        if response is not None:
             header_max_age = policy.max_age(
-                header_text(attempt.response.headers, b"Cache-Control")
+                header_text(response.headers, b"Cache-Control")
             )
         ttl = policy.cache_ttl(
             verdict,
@@ -241,6 +247,9 @@ class Fetcher:
             min_ttl=cfg.cache_min_ttl,
             unreachable_ttl=cfg.unreachable_ttl,
         )
+        if attempt.outcome.not_modified and stale is not None:
+            self.report.origin_recovered(origin.robots_url)
+            return Fetched(self._renewed(stale, response, now, ttl))
         entry = CacheEntry(
             origin=origin.key,
             # After redirects: the file whose lines decide, so log lines point at it.
@@ -253,6 +262,8 @@ class Fetcher:
             status=attempt.outcome.status,
             fetched_at=now,
             expires_at=now + ttl,
+            etag=_validator(response, b"ETag"),
+            last_modified=_validator(response, b"Last-Modified"),
         )
         self._inc(_stats.verdict(verdict.verdict))
         if verdict.verdict != policy.UNREACHABLE:
@@ -287,6 +298,22 @@ class Fetcher:
             )
         return Fetched(entry, robots, body)
 
+    def _renewed(
+        self, copy: CacheEntry, response: Response | None, now: float, ttl: float
+    ) -> CacheEntry:
+        """``copy``, which a 304 just confirmed: fresh again, its rules not parsed
+        again, its body's identity (``fetched_at``) kept so stores only re-date it."""
+        self._inc(_stats.CACHE_REVALIDATED)
+        return dataclasses.replace(
+            copy,
+            detail=copy.detail.split(_STALE_MARK, 1)[0],
+            expires_at=now + ttl,
+            checked_at=now,
+            # A 304 may carry new validators (RFC 9110 15.4.5); otherwise keep ours.
+            etag=_validator(response, b"ETag") or copy.etag,
+            last_modified=_validator(response, b"Last-Modified") or copy.last_modified,
+        )
+
     def _notice(self, robots_url: str, consequence: str) -> None:
         """An INFO line for a decision that changes what is crawled (once per fetch,
         and so once per origin and verdict lifetime)."""
@@ -318,6 +345,12 @@ def unreachable_entry(
         fetched_at=now,
         expires_at=now + ttl,
     )
+
+
+def _validator(response: Response | None, name: bytes) -> str | None:
+    if response is None:
+        return None
+    return policy.usable_validator(header_text(response.headers, name))
 
 
 def stale_detail(copy_detail: str, failure: str) -> str:
