@@ -400,16 +400,18 @@ class RuleSet:
         plain: dict[bytes, int],
         special: dict[bytes, int],
         shared: PatternTable | None = None,
+        codes: array[int] | None = None,
     ) -> None:
         """``plain``: plain prefixes; ``special``: the other patterns (see
-        :func:`best_of` for both)."""
+        :func:`best_of` for both); ``shared``: the file's pattern table and
+        ``codes`` its packed rules (``Parsed.rules``), which the index reads."""
         self.patterns, self.values, self.parents = _prefix_tables(plain, shared)
         self.exact: dict[bytes, int] | None = None
         self.by_last_octet: dict[int, _Wildcards] | None = None
         self.wildcards: _Wildcards | None = None
         self.index: WildcardIndex | None = None
         if len(special) > INDEX_ABOVE:
-            self.index = _wildcard_index(special, shared)
+            self.index = _wildcard_index(special, shared, codes)
         elif special:
             self._file_special(special)
 
@@ -514,35 +516,56 @@ INDEX_ABOVE = 64
 
 
 def _wildcard_index(
-    special: dict[bytes, int], table: PatternTable | None
+    special: dict[bytes, int], table: PatternTable | None, codes: array[int] | None
 ) -> WildcardIndex:
-    """Every special pattern in one index; patterns read from ``table``.
+    """Every special pattern in one index, kept as references to its rule.
 
-    A pattern that is not in the table (an ``index.html`` rule's directory)
-    is kept after the table's numbers.
+    A reference is the rule's index (its pattern is in ``table``, its line and
+    kind in ``codes``, the file's packed rules), with :data:`_DIRECTORY` set
+    for the directory an ``index.html`` rule also allows.
     """
-    extras: list[bytes] = []
-    entries: list[tuple[int, int, bytes]] = []
-    if table is None:
+    if table is None or codes is None:
+        # No file behind the patterns: keep them, and their candidates.
         own = pack(special)
-        entries = [(value, n, p) for n, (p, value) in enumerate(special.items())]
-        return WildcardIndex(entries, own.__getitem__)
-    count = len(table.plain) + len(table.other)
+        values = array("q", special.values())
+        entries = list(zip(values, range(len(values)), strict=True))
+        return WildcardIndex(entries, own.__getitem__, values.__getitem__)
     ids = table.ids
-    for pattern, value in special.items():
-        number = ids[value & INDEX_MASK]
-        if table.pattern(number) != pattern:
-            number = count + len(extras)
-            extras.append(pattern)
-        entries.append((value, number, pattern))
-    if not extras:
-        return WildcardIndex(entries, table.pattern)
-    kept = tuple(extras)
+    pattern = table.pattern
+    entries = []
+    for written, value in special.items():
+        index = value & INDEX_MASK
+        ref = index if pattern(ids[index]) == written else index | _DIRECTORY
+        entries.append((value, ref))
 
-    def pattern_of(number: int) -> bytes:
-        return table.pattern(number) if number < count else kept[number - count]
+    def pattern_of(ref: int) -> bytes:
+        found = pattern(ids[ref & INDEX_MASK])
+        if ref & _DIRECTORY:
+            return index_html_directory(found) or b""
+        return found
 
-    return WildcardIndex(entries, pattern_of)
+    def value_of(ref: int) -> int:
+        index = ref & INDEX_MASK
+        code = codes[index]
+        return candidate(
+            len(pattern_of(ref)), code & 1, code >> _LINE_SHIFT, index
+        )
+
+    return WildcardIndex(entries, pattern_of, value_of)
+
+
+# The parser's layout of a rule's code (parser.LINE_SHIFT), and a flag that
+# is never a rule index (those have INDEX_BITS bits).
+_LINE_SHIFT = 13
+_DIRECTORY = 1 << 31
+
+
+def index_html_directory(pattern: bytes) -> bytes | None:
+    """``/dir/index.html`` also allows ``/dir/`` (the reference's HandleAllow)."""
+    slash = pattern.rfind(b"/")
+    if slash < 0 or not pattern.startswith(b"/index.htm", slash):
+        return None
+    return pattern[: slash + 1] + b"$"
 
 
 def _parents(patterns: Strings) -> list[int]:

@@ -449,7 +449,7 @@ class RobotsTxt:
             for pattern, value in zip(mine, candidates, strict=True):
                 if pattern.find(b"/index.htm") < 0:
                     continue
-                directory = _index_html_directory(pattern)
+                directory = _matcher.index_html_directory(pattern)
                 if directory is not None and _matcher.candidate_allows(value):
                     index = _matcher.candidate_index(value)
                     other.append(directory)
@@ -458,7 +458,8 @@ class RobotsTxt:
                         _matcher.candidate(len(directory), 1, line, index)
                     )
         special = _matcher.best_of(other, other_candidates)
-        return _Compiled(numbers, _matcher.RuleSet(plain, special, table), None, table)
+        ruleset = _matcher.RuleSet(plain, special, table, parsed.rules)
+        return _Compiled(numbers, ruleset, None, table)
 
     def _select_1994(self, robot: str) -> tuple[int, ...]:
         # A record is user-agent lines *followed by rule lines*: a block of
@@ -539,14 +540,6 @@ def _pattern_table(
     typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
     ids = array(typecode, map(number.__getitem__, values))
     return _matcher.PatternTable(pack(plain), pack(other), ids, written or None)
-
-
-def _index_html_directory(pattern: bytes) -> bytes | None:
-    """``/dir/index.html`` also allows ``/dir/`` (the reference's HandleAllow)."""
-    slash = pattern.rfind(b"/")
-    if slash < 0 or not pattern.startswith(b"/index.htm", slash):
-        return None
-    return pattern[: slash + 1] + b"$"
 
 
 def _check_token_rfc9309(token: str) -> str:
