@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import accumulate
 
 # Key widths, widest first: a piece of 4 bytes or more gives a 4-byte key, a
 # shorter piece is the key; a pattern of ``*`` alone has an empty key, always
@@ -90,30 +89,25 @@ def present_codes(path: bytes, width: int, codes: array[int]) -> set[int]:
 
 
 class _Keys:
-    """Patterns of one key width: sorted key codes, and each key's slots."""
+    """Patterns of one key width: key codes sorted, and each one's slot.
 
-    __slots__ = ("codes", "members", "starts", "width")
+    ``codes[i]`` is the key of slot ``members[i]``; the slots of one key are
+    a run, best first.  (No table of where runs start: most keys of a hostile
+    file have one pattern, and 4 bytes each counts against its 1 MiB.)
+    """
+
+    __slots__ = ("codes", "members", "width")
 
     def __init__(self, width: int, pairs: list[tuple[int, int]]) -> None:
         pairs.sort()  # by code, then slot: each key's slots best first
-        codes: list[int] = []
-        counts: list[int] = []
-        for code, _ in pairs:
-            if codes and codes[-1] == code:
-                counts[-1] += 1
-            else:
-                codes.append(code)
-                counts.append(1)
         self.width = width
-        self.codes = array(_CODES[width], codes)
-        self.starts = array("I", accumulate(counts, initial=0))
+        self.codes = array(_CODES[width], [code for code, _ in pairs])
         self.members = array("I", [slot for _, slot in pairs])
 
     def size(self) -> int:
         return (
             sys.getsizeof(self)
             + sys.getsizeof(self.codes)
-            + sys.getsizeof(self.starts)
             + sys.getsizeof(self.members)
         )
 
@@ -169,12 +163,12 @@ class WildcardIndex:
             return floor
         heads: list[tuple[int, Sequence[int]]] = []
         for keys in self.keys:
-            codes, starts, members = keys.codes, keys.starts, keys.members
+            codes, members = keys.codes, keys.members
             for code in present_codes(path, keys.width, codes):
-                at = bisect_left(codes, code)
-                start = starts[at]
+                start = bisect_left(codes, code)
                 if members[start] < limit:
-                    heads.append((members[start], members[start : starts[at + 1]]))
+                    end = bisect_right(codes, code, start)
+                    heads.append((members[start], members[start:end]))
         heads.sort(key=_first)
         found = limit
         pattern_of = self._pattern_of
