@@ -23,13 +23,10 @@ from typing import Any
 from urllib.parse import SplitResult, quote, urljoin, urlsplit, urlunsplit
 
 from scrapy_robots_std.config import DEFAULTS
-from scrapy_robots_std.robotstxt.parser import STD1994
+from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES, STD1994
 
 __all__ = ["FETCH_TIMEOUT", "CliError", "Source", "load", "one_line"]
 
-#: RFC 9309 section 2.5: crawlers parse at least the first 500 KiB. One more byte is
-#: read so that the parser can tell that the body was cut.
-MAX_BYTES = 512_000
 #: One deadline for the whole fetch: connect, headers, redirects and body.
 FETCH_TIMEOUT = 10.0
 #: What a compressed body may inflate to, as in the middleware.
@@ -69,7 +66,7 @@ def _is_url(source: str) -> bool:
 
 def _read_file(source: str) -> Source:
     if source == "-":
-        return Source(sys.stdin.buffer.read(MAX_BYTES + 1))
+        return Source(sys.stdin.buffer.read(MAX_READ_BYTES))
     if "://" in source:
         scheme = source.split("://", 1)[0]
         raise CliError(
@@ -77,7 +74,7 @@ def _read_file(source: str) -> Source:
         )
     try:
         with Path(source).open("rb") as f:
-            return Source(f.read(MAX_BYTES + 1))
+            return Source(f.read(MAX_READ_BYTES))
     except OSError as exc:
         raise CliError(f"cannot read {source!r}: {one_line(exc)}") from None
 
@@ -409,14 +406,15 @@ class _Fetch:
             raise
 
     def _read_body(self, response: http.client.HTTPResponse) -> bytes:
-        """At most MAX_BYTES + 1 bytes as they come on the wire (the middleware's
-        cut: a larger body is not downloaded)."""
+        """At most MAX_READ_BYTES as they come on the wire (the middleware's cut:
+        the parser's 500 KiB, the line that crosses it, and one byte to tell that
+        there was more; a larger body is not downloaded)."""
         chunks: list[bytes] = []
         size = 0
-        while size <= MAX_BYTES:
+        while size < MAX_READ_BYTES:
             if time.monotonic() > self.deadline:
                 raise TimeoutError
-            chunk = response.read1(min(65_536, MAX_BYTES + 1 - size))
+            chunk = response.read1(min(65_536, MAX_READ_BYTES - size))
             if not chunk:
                 break
             chunks.append(chunk)

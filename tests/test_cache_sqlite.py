@@ -25,7 +25,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.cache import RobotsCache, SharedFetches, SqliteCache
 from scrapy_robots_std.config import SettingsError
-from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
+from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES, MAX_READ_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -118,11 +118,12 @@ def test_an_entry_of_the_other_standard_is_a_miss(
 def test_a_body_cut_on_the_wire_parses_again_to_the_same_rules(
     cache: SqliteCache, path: Path
 ) -> None:
-    # The 512,000-byte cut falls inside "Disallow: /cut-here-...": the first parse
-    # drops that partial line, and so must the second.
+    # The 512,000-byte boundary falls inside "Disallow: /cut-here-...": the first
+    # parse completes that line and ignores the rest, and so must the second.
     filler = b"User-agent: *\n" + b"# pad\n" * ((MAX_BODY_BYTES - 100) // 6)
     body = filler + b"Disallow: /cut-here-" + b"x" * 200 + b"\nDisallow: /after\n"
-    received = body[: MAX_BODY_BYTES + 64]  # what _bytes_received let in
+    body += b"# more\n" * 1000
+    received = body[:MAX_READ_BYTES]  # what _bytes_received let in
     entry = parse_entry(A, received)
     assert entry.robots is not None
     assert entry.robots.truncated
@@ -132,9 +133,11 @@ def test_a_body_cut_on_the_wire_parses_again_to_the_same_rules(
     assert loaded is not None
     assert loaded.robots is not None
     assert loaded.robots.truncated
-    url = "http://a.example/cut-here-xxx"
-    assert loaded.robots.allowed(url, "Bot") == entry.robots.allowed(url, "Bot")
-    assert loaded.robots.allowed(url, "Bot")  # the partial rule was dropped
+    for url in ("http://a.example/cut-here-xxx", "http://a.example/after"):
+        assert loaded.robots.allowed(url, "Bot") == entry.robots.allowed(url, "Bot")
+        assert loaded.robots.allowed(url, "Bot")  # never the partial rule, nor after
+    url = "http://a.example/cut-here-" + "x" * 200
+    assert not loaded.robots.allowed(url, "Bot")  # the completed rule
     later.close()
 
 

@@ -19,16 +19,17 @@ from typing import Any, Final, TypeGuard
 
 from scrapy_robots_std.cache.base import CacheEntry
 from scrapy_robots_std.policy import MAX_TTL, PARSE, VERDICTS, usable_validator
-from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
+from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
 __all__ = ["FORMAT", "Meta", "build_entry", "dump_meta", "load_meta", "pack_body"]
 
 #: Bumped when the metadata's shape changes; older records then read as misses.
 FORMAT: Final = 1
-#: One byte past the parser's limit: a body cut on the wire stays "over the limit",
-#: so parsing it again drops the partial last line exactly as the first parse did.
-KEPT_BODY_BYTES: Final = MAX_BODY_BYTES + 1
+#: What the parser may read and one byte more (``MAX_READ_BYTES``): a body cut on
+#: the wire stays "over the limit", so parsing it again completes or drops the
+#: line that crosses 500 KiB exactly as the first parse did.
+KEPT_BODY_BYTES: Final = MAX_READ_BYTES
 #: A stored record's metadata is a few hundred bytes; a larger one is not ours.
 MAX_META_BYTES: Final = 64 * 1024
 

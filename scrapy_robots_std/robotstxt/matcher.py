@@ -15,9 +15,14 @@ the sorted patterns instead of a scan.
 from __future__ import annotations
 
 import re
+import sys
 from array import array
 from bisect import bisect_right
+from collections.abc import Callable
 from operator import itemgetter
+
+from scrapy_robots_std.robotstxt.packed import Packed, Strings, pack, strings_size
+from scrapy_robots_std.robotstxt.wildcards import WildcardIndex
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -27,8 +32,6 @@ _URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#;]*)")
 _UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 )
-_PERCENT_OR_HIGH_RE = re.compile(rb"%([0-9A-Fa-f]{2})|([\x80-\xff])")
-_PERCENT_RE = re.compile(rb"%([0-9A-Fa-f]{2})")
 
 
 def split_url(url: object) -> str:
@@ -54,14 +57,55 @@ def _url_problem(url: object) -> str:
     return f"URL has no host: {url!r}"
 
 
-def _rfc_escape(match: re.Match[bytes]) -> bytes:
-    hex_digits = match.group(1)
-    if hex_digits is None:
-        return b"%%%02X" % match.group(2)[0]
-    octet = int(hex_digits, 16)
-    if octet in _UNRESERVED:
-        return bytes((octet,))
-    return b"%" + hex_digits.upper()
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+_HIGH_RUN_RE = re.compile(rb"([\x80-\xff]+)")
+
+
+def _escape_table(decode: Callable[[int, bytes], bytes]) -> dict[bytes, bytes]:
+    """What each ``%xx`` (its two hex digits) becomes: one dict lookup per escape."""
+    return {
+        bytes((a, b)): decode(int(bytes((a, b)), 16), bytes((a, b)))
+        for a in _HEX_DIGITS
+        for b in _HEX_DIGITS
+    }
+
+
+def _rfc9309_escape(octet: int, digits: bytes) -> bytes:
+    return bytes((octet,)) if octet in _UNRESERVED else b"%" + digits.upper()
+
+
+def _1994_escape(octet: int, digits: bytes) -> bytes:
+    return b"%2F" if octet == 0x2F else bytes((octet,))
+
+
+_RFC9309_ESCAPES = _escape_table(_rfc9309_escape)
+_1994_ESCAPES = _escape_table(_1994_escape)
+
+
+def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
+    """Every ``%xx`` of ``value`` replaced as ``table`` says, others kept.
+
+    A split at ``%`` and one dict lookup per piece: a regex callback per escape
+    made a 100 KB URL of escapes cost 22-45 ms (issue 16).
+    """
+    head, *pieces = value.split(b"%")
+    get = table.get
+    return b"".join(
+        [
+            head,
+            *[
+                b"%" + piece if (found := get(piece[:2])) is None else found + piece[2:]
+                for piece in pieces
+            ],
+        ]
+    )
+
+
+def _escape_high(value: bytes) -> bytes:
+    """Octets outside ASCII as ``%XX``, a run at a time (``bytes.hex`` in C)."""
+    parts = _HIGH_RUN_RE.split(value)
+    parts[1::2] = [b"%" + run.hex("%").upper().encode() for run in parts[1::2]]
+    return b"".join(parts)
 
 
 # Patterns and paths are compared as bytes: a bytes object costs 16 bytes less
@@ -75,9 +119,12 @@ def normalize_rfc9309(value: bytes) -> bytes:
     hex, and octets outside ASCII are percent-encoded.  ``%2F`` stays ``%2F``.
     A value that needs no change is returned as is (the same object).
     """
-    if value.find(b"%") < 0 and value.isascii():
-        return value
-    return _PERCENT_OR_HIGH_RE.sub(_rfc_escape, value)
+    if value.find(b"%") < 0:
+        return value if value.isascii() else _escape_high(value)
+    # Escapes made of high octets are upper-case and not unreserved: the
+    # second pass leaves them as they are.
+    form = _unescape(value if value.isascii() else _escape_high(value), _RFC9309_ESCAPES)
+    return value if form == value else form
 
 
 def path_rfc9309(path: str) -> bytes:
@@ -86,20 +133,13 @@ def path_rfc9309(path: str) -> bytes:
     return normalize_rfc9309(path.encode("utf-8", "surrogatepass"))
 
 
-def _decode_1994(match: re.Match[bytes]) -> bytes:
-    octet = int(match.group(1), 16)
-    if octet == 0x2F:
-        return b"%2F"
-    return bytes((octet,))
-
-
 def normalize_1994(value: bytes) -> bytes:
     """1994: ``%XX`` is decoded before comparing, except ``%2F``.
 
     A value without ``%`` is returned as is (the same object).
     """
     if value.find(b"%") >= 0:
-        return _PERCENT_RE.sub(_decode_1994, value)
+        return _unescape(value, _1994_ESCAPES)
     return value
 
 
@@ -148,21 +188,40 @@ def candidate_index(value: int) -> int:
 def wildcard_match(path: bytes, pattern: bytes) -> bool:
     """Match a pattern holding ``*`` (and maybe a final ``$``) from the start of path."""
     anchored = pattern[-1] == 0x24  # "$"
+    if (
+        len(pattern) > len(path)
+        and len(pattern) - pattern.count(b"*") - anchored > len(path)
+    ):
+        return False  # more literal bytes than the path holds
     segments = (pattern[:-1] if anchored else pattern).split(b"*")
     first = segments[0]
     if not path.startswith(first):
         return False
     position = len(first)
     last = len(segments) - 1
+    if last == 0:  # no "*": an exact pattern
+        return not anchored or len(path) == position
+    tail = segments[last]
+    # The tail's last place bounds where the middle pieces may end: a pattern
+    # of thousands of pieces fails at the first piece placed past it.
+    if anchored:
+        bound = len(path) - len(tail)
+        if bound < position or not path.endswith(tail):
+            return False
+    else:
+        bound = path.rfind(tail, position)
+        if bound < 0:
+            return False
+    find = path.find
     for index in range(1, last):
-        found = path.find(segments[index], position)
+        segment = segments[index]
+        found = find(segment, position)
         if found < 0:
             return False
-        position = found + len(segments[index])
-    tail = segments[last]
-    if anchored:
-        return len(path) - len(tail) >= position and path.endswith(tail)
-    return path.find(tail, position) >= 0
+        position = found + len(segment)
+        if position > bound:
+            return False
+    return True
 
 
 # Wildcard patterns, best candidate first, as three parallel sequences:
@@ -189,8 +248,8 @@ class PatternTable:
 
     def __init__(
         self,
-        plain: tuple[bytes, ...],
-        other: tuple[bytes, ...],
+        plain: Strings,
+        other: Strings,
         ids: array[int],
         written: dict[int, bytes] | None,
     ) -> None:
@@ -200,18 +259,17 @@ class PatternTable:
         self.written = written
         self._parents: array[int] | None = None
 
-    def patterns(self) -> tuple[bytes, ...]:
-        """All distinct patterns, by number."""
-        return self.plain + self.other
+    def pattern(self, number: int) -> bytes:
+        """Distinct pattern ``number`` (plain prefixes first)."""
+        plain = self.plain
+        return plain[number] if number < len(plain) else self.other[number - len(plain)]
 
     def value(self, index: int) -> bytes:
         """Rule ``index``'s pattern as written."""
         written = self.written
         if written is not None and index in written:
             return written[index]
-        number = self.ids[index]
-        plain = self.plain
-        return plain[number] if number < len(plain) else self.other[number - len(plain)]
+        return self.pattern(self.ids[index])
 
     def plain_parents(self) -> array[int]:
         parents = self._parents
@@ -219,15 +277,32 @@ class PatternTable:
             parents = self._parents = _parents_array(self.plain)
         return parents
 
+    def size(self) -> int:
+        """Bytes kept (an estimate from above; see ``RobotsTxt.memory_bytes``)."""
+        written = self.written
+        return (
+            sys.getsizeof(self)
+            + strings_size(self.plain)
+            + strings_size(self.other)
+            + sys.getsizeof(self.ids)
+            + (0 if self._parents is None else sys.getsizeof(self._parents))
+            + (
+                0
+                if written is None
+                else sys.getsizeof(written) + sum(map(sys.getsizeof, written.values()))
+                + 32 * len(written)
+            )
+        )
 
-def _parents_array(patterns: tuple[bytes, ...]) -> array[int]:
+
+def _parents_array(patterns: Strings) -> array[int]:
     typecode = "h" if len(patterns) < 0x8000 else "i"
     return array(typecode, _parents(patterns))
 
 
 def _prefix_tables(
     best_of: dict[bytes, int], shared: PatternTable | None
-) -> tuple[tuple[bytes, ...], array[int], array[int]]:
+) -> tuple[Strings, array[int], array[int]]:
     """Sorted patterns, their values, and the index of each one's longest prefix."""
     if not best_of:
         return (), _NO_VALUES, _NO_PARENTS
@@ -236,7 +311,7 @@ def _prefix_tables(
         patterns = shared.plain
         parents = shared.plain_parents()
     else:
-        patterns = tuple(sorted(best_of))
+        patterns = pack(sorted(best_of))
         parents = _parents_array(patterns)
     # Arrays, not lists of int objects: a crawl keeps thousands of these.
     return patterns, array("q", map(best_of.__getitem__, patterns)), parents
@@ -256,6 +331,13 @@ class PrefixIndex:
         self, best_of: dict[bytes, int], shared: PatternTable | None = None
     ) -> None:
         self.patterns, self.values, self.parents = _prefix_tables(best_of, shared)
+
+    def size(self, table: PatternTable | None) -> int:
+        """Bytes kept by this index, beyond the file's ``table``."""
+        size = sys.getsizeof(self) + sys.getsizeof(self.values)
+        if table is None or self.patterns is not table.plain:
+            size += sys.getsizeof(self.parents) + strings_size(self.patterns)
+        return size
 
     def highest(self, path: bytes) -> int:
         """The highest value among all patterns that start ``path``, or -1."""
@@ -303,22 +385,54 @@ class RuleSet:
     The tables that a file does not need are None.
     """
 
-    __slots__ = ("by_last_octet", "exact", "parents", "patterns", "values", "wildcards")
+    __slots__ = (
+        "by_last_octet",
+        "exact",
+        "index",
+        "parents",
+        "patterns",
+        "values",
+        "wildcards",
+    )
 
     def __init__(
         self,
         plain: dict[bytes, int],
         special: dict[bytes, int],
         shared: PatternTable | None = None,
+        codes: array[int] | None = None,
     ) -> None:
         """``plain``: plain prefixes; ``special``: the other patterns (see
-        :func:`best_of` for both)."""
+        :func:`best_of` for both); ``shared``: the file's pattern table and
+        ``codes`` its packed rules (``Parsed.rules``), which the index reads."""
         self.patterns, self.values, self.parents = _prefix_tables(plain, shared)
         self.exact: dict[bytes, int] | None = None
         self.by_last_octet: dict[int, _Wildcards] | None = None
         self.wildcards: _Wildcards | None = None
-        if special:
+        self.index: WildcardIndex | None = None
+        if len(special) > INDEX_ABOVE:
+            self.index = _wildcard_index(special, shared, codes)
+        elif special:
             self._file_special(special)
+
+    def size(self, table: PatternTable | None) -> int:
+        """Bytes kept by this token's index, beyond the file's ``table``."""
+        size = sys.getsizeof(self) + sys.getsizeof(self.values)
+        if table is None or self.patterns is not table.plain:
+            size += sys.getsizeof(self.parents) + strings_size(self.patterns)
+        if self.exact is not None:
+            size += sys.getsizeof(self.exact) + sum(map(sys.getsizeof, self.exact))
+            size += 32 * len(self.exact)
+        tables = list((self.by_last_octet or {}).values())
+        if self.wildcards is not None:
+            tables.append(self.wildcards)
+        for candidates, needles, patterns in tables:
+            size += sys.getsizeof(candidates) + sys.getsizeof(needles)
+            size += sys.getsizeof(patterns) + sum(map(sys.getsizeof, needles))
+            size += 120  # the dict entry and the tuple of three
+        if self.index is not None:
+            size += self.index.size()
+        return size
 
     def _file_special(self, best: dict[bytes, int]) -> None:
         exact: dict[bytes, int] = {}
@@ -379,6 +493,8 @@ class RuleSet:
                     ):
                         best = max(best, tables[0][index])
                         break
+        if self.index is not None:
+            return self.index.best(path, best, wildcard_match)
         tables = self.wildcards
         if tables is not None and tables[0][0] > best:
             for index, needle in enumerate(tables[1]):
@@ -393,9 +509,66 @@ class RuleSet:
 
 _LONG_PATH = 256
 _second = itemgetter(1)
+#: Above this many patterns with ``*`` or ``$``, a token's rules go into a
+#: :class:`~scrapy_robots_std.robotstxt.wildcards.WildcardIndex`; real files
+#: have a few dozen, which the scans of :meth:`RuleSet.best` answer faster.
+INDEX_ABOVE = 64
 
 
-def _parents(patterns: tuple[bytes, ...]) -> list[int]:
+def _wildcard_index(
+    special: dict[bytes, int], table: PatternTable | None, codes: array[int] | None
+) -> WildcardIndex:
+    """Every special pattern in one index, kept as references to its rule.
+
+    A reference is the rule's index (its pattern is in ``table``, its line and
+    kind in ``codes``, the file's packed rules), with :data:`_DIRECTORY` set
+    for the directory an ``index.html`` rule also allows.
+    """
+    if table is None or codes is None:
+        # No file behind the patterns: keep them, and their candidates.
+        own = pack(special)
+        values = array("q", special.values())
+        entries = list(zip(values, range(len(values)), strict=True))
+        return WildcardIndex(entries, own.__getitem__, values.__getitem__)
+    ids = table.ids
+    pattern = table.pattern
+    entries = []
+    for written, value in special.items():
+        index = value & INDEX_MASK
+        ref = index if pattern(ids[index]) == written else index | _DIRECTORY
+        entries.append((value, ref))
+
+    def pattern_of(ref: int) -> bytes:
+        found = pattern(ids[ref & INDEX_MASK])
+        if ref & _DIRECTORY:
+            return index_html_directory(found) or b""
+        return found
+
+    def value_of(ref: int) -> int:
+        index = ref & INDEX_MASK
+        code = codes[index]
+        return candidate(
+            len(pattern_of(ref)), code & 1, code >> _LINE_SHIFT, index
+        )
+
+    return WildcardIndex(entries, pattern_of, value_of)
+
+
+# The parser's layout of a rule's code (parser.LINE_SHIFT), and a flag that
+# is never a rule index (those have INDEX_BITS bits).
+_LINE_SHIFT = 13
+_DIRECTORY = 1 << 31
+
+
+def index_html_directory(pattern: bytes) -> bytes | None:
+    """``/dir/index.html`` also allows ``/dir/`` (the reference's HandleAllow)."""
+    slash = pattern.rfind(b"/")
+    if slash < 0 or not pattern.startswith(b"/index.htm", slash):
+        return None
+    return pattern[: slash + 1] + b"$"
+
+
+def _parents(patterns: Strings) -> list[int]:
     """For each sorted pattern, the index of its longest proper prefix in the list."""
     parents: list[int] = []
     append = parents.append

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 import sys
-import threading
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -31,6 +30,14 @@ STANDARDS = (RFC9309, STD1994)
 
 #: RFC 9309 2.5: crawlers must parse at least the first 500 KiB.
 MAX_BODY_BYTES = 512_000
+#: A line that crosses :data:`MAX_BODY_BYTES` is completed up to its line end
+#: when that end comes within this many bytes past the boundary; otherwise
+#: the partial line is dropped.  Nothing after that line is read.
+LINE_COMPLETION_BYTES = 2_048
+#: What a reader must keep of a longer body (the download, the CLI, the cache)
+#: for the parser to decide exactly as on the whole body: one byte more than
+#: it may read, so that "there was more" stays visible.
+MAX_READ_BYTES = MAX_BODY_BYTES + LINE_COMPLETION_BYTES + 1
 #: The reference parser keeps at most this many bytes of one line (2083 * 8 - 1).
 MAX_LINE_BYTES = 16_663
 #: Diagnostics kept per body: an HTML page served as robots.txt has a note for
@@ -49,7 +56,8 @@ CODE_MASK = (1 << LINE_SHIFT) - 1
 _NOTES = (
     (
         "body-cut",
-        "body longer than 512000 bytes: the rest (and its partial last line) ignored",
+        "body longer than 512000 bytes: what follows the line that crosses"
+        " the limit (or that line, when longer than 2048 bytes past it) ignored",
     ),
     ("line-cut", "line longer than 16663 bytes was cut"),
     ("misspelling", "misspelling {!r} accepted"),
@@ -112,16 +120,14 @@ class _GroupDraft:
     __slots__ = ("agents", "crawl_delay", "end", "request_rate", "start")
 
     def __init__(self, start: int) -> None:
-        self.agents: list[str] = []
+        self.agents: list[bytes] = []  # as written; decoded once, when packed
         self.start = start
         self.end = start
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
 
     def add_agent(self, value: bytes) -> None:
-        # Interned: "*" aside, a few agent names (Googlebot, Swiftbot, ...)
-        # recur in thousands of files; interned strings die with their users.
-        self.agents.append(sys.intern(decode_text(value)))
+        self.agents.append(value)
 
 
 # The whitespace bytes.isspace() and bytes.strip() know, as text.
@@ -185,30 +191,13 @@ def parse_rate(value: bytes) -> RequestRate | None:
     return RequestRate(requests, seconds)
 
 
-# Spellings of Allow/Disallow keys seen so far ("Disallow", "disallow",
-# "Dissallow"...), shared by every parsed file so a rule stores a small number
-# instead of a string.  Bounded against hostile input: past the limit a new
-# spelling is reported in its canonical form.
-_SPELLINGS: list[str] = ["Disallow", "Allow"]
-_SPELLING_IDS: dict[str, int] = {"Disallow": 0, "Allow": 1}
-_SPELLING_LIMIT = 4096
-
-
-_SPELLING_LOCK = threading.Lock()
-
-
-def _spelling_id(written: str, kind: int) -> int:
-    found = _SPELLING_IDS.get(written)
-    if found is None:
-        with _SPELLING_LOCK:  # parsers in several threads must not share an id
-            found = _SPELLING_IDS.get(written)
-            if found is None:
-                if len(_SPELLINGS) >= _SPELLING_LIMIT:
-                    return kind
-                found = len(_SPELLINGS)
-                _SPELLINGS.append(written)
-                _SPELLING_IDS[written] = found
-    return found
+# Spellings of Allow/Disallow keys: each file numbers its own, so a rule
+# stores a small number instead of a string, and no table outlives its file
+# (a table shared by every file grew with each hostile one, issue 16).
+# Codes stay below 2**13 (CODE_MASK): past that many spellings in one file, a
+# new one is reported in its canonical form.
+CANONICAL_SPELLINGS = ("Disallow", "Allow")
+_SPELLING_LIMIT = 1 << (LINE_SHIFT - 1)
 
 
 class _NoteLog:
@@ -250,14 +239,17 @@ class Parsed:
     holds a line break) until the first query replaces the bytes by a
     :class:`~scrapy_robots_std.robotstxt.matcher.PatternTable`.
 
-    Groups: ``agents`` holds every group's user-agent values in file order and
-    ``group_bounds`` three numbers per group (its first agent, its first rule,
-    the rule after its last), then the number of agents.  ``group_extras`` maps
-    a group's number to its (Crawl-delay, Request-rate) when it has either.
+    Groups: ``agent_text`` holds every group's user-agent values in file
+    order, each followed by a line break (one string: 40,000 agent lines as
+    separate strings kept 3 MB), and ``group_bounds`` three numbers per group
+    (where its agents start in ``agent_text``, its first rule, the rule after
+    its last), then the length of ``agent_text``.  ``group_extras`` maps a
+    group's number to its (Crawl-delay, Request-rate) when it has either.
+    ``spellings``: the Allow/Disallow keys as written, by spelling id.
     """
 
     __slots__ = (
-        "agents",
+        "agent_text",
         "group_bounds",
         "group_extras",
         "note_text",
@@ -265,11 +257,13 @@ class Parsed:
         "rule_values",
         "rules",
         "sitemap_text",
+        "spellings",
         "truncated",
     )
 
     def __init__(self) -> None:
-        self.agents: tuple[str, ...] = ()
+        self.agent_text = ""
+        self.spellings: tuple[str, ...] = CANONICAL_SPELLINGS
         self.group_bounds: array[int] = _NO_RULES
         self.group_extras: dict[int, tuple[float | None, RequestRate | None]] | None
         self.group_extras = None
@@ -312,20 +306,46 @@ class Parsed:
         notes.details.extend(details if details is not None else [""] * len(lines))
 
     def pack_groups(self, drafts: list[_GroupDraft]) -> None:
-        agents: list[str] = []
+        texts: list[str] = []
         bounds: list[int] = []
         extras = {}
+        size = 0
         for number, draft in enumerate(drafts):
-            bounds += (len(agents), draft.start, draft.end)
-            agents += draft.agents
+            bounds += (size, draft.start, draft.end)
+            # One decode per group: a value never holds a line break, and
+            # invalid UTF-8 is replaced within its own value.
+            text = decode_text(b"\n".join(draft.agents) + b"\n")
+            texts.append(text)
+            size += len(text)
             if draft.crawl_delay is not None or draft.request_rate is not None:
                 extras[number] = (draft.crawl_delay, draft.request_rate)
         if drafts:
-            bounds.append(len(agents))
-            wide = bounds[-2] > 0xFFFF or len(agents) > 0xFFFF
+            bounds.append(size)
+            wide = max(bounds) > 0xFFFF
             self.group_bounds = array("I" if wide else "H", bounds)
-        self.agents = tuple(agents)
+        self.agent_text = "".join(texts)
         self.group_extras = extras or None
+
+    def agents(self, group: int) -> tuple[str, ...]:
+        """Group ``group``'s user-agent values, as written (decoded)."""
+        bounds = self.group_bounds
+        start = 3 * group
+        return tuple(self.agent_text[bounds[start] : bounds[start + 3] - 1].split("\n"))
+
+    def size(self) -> int:
+        """Bytes kept, the rule patterns excepted (an estimate from above)."""
+        size = sys.getsizeof(self) + sys.getsizeof(self.agent_text)
+        size += sys.getsizeof(self.group_bounds) + sys.getsizeof(self.rules)
+        if self.spellings is not CANONICAL_SPELLINGS:
+            size += sys.getsizeof(self.spellings)
+            size += sum(map(sys.getsizeof, self.spellings))
+        for text in (self.sitemap_text, self.note_text):
+            if text is not None:
+                size += sys.getsizeof(text)
+        if self.group_extras is not None:
+            # The dict, and a tuple, an int, a float and maybe a RequestRate each.
+            size += sys.getsizeof(self.group_extras) + 200 * len(self.group_extras)
+        return size
 
     @property
     def group_count(self) -> int:
@@ -335,11 +355,19 @@ class Parsed:
         bounds = self.group_bounds
         agents = self.agents
         return [
-            Group(
-                number, agents[bounds[i] : bounds[i + 3]], bounds[i + 1], bounds[i + 2]
-            )
+            Group(number, agents(number), bounds[i + 1], bounds[i + 2])
             for number, i in enumerate(range(0, len(bounds) - 1, 3))
         ]
+
+    def group_of(self, index: int) -> int:
+        """The number of the group that holds rule ``index``."""
+        bounds = self.group_bounds
+        # Groups hold contiguous runs of rules, in order: the last group that
+        # starts at or before the rule and ends after it (empty ones skipped).
+        for number in range(self.group_count - 1, -1, -1):
+            if bounds[3 * number + 1] <= index < bounds[3 * number + 2]:
+                return number
+        raise ValueError(index)
 
     def extras(self, group: int) -> tuple[float | None, RequestRate | None]:
         extras = self.group_extras
@@ -362,7 +390,7 @@ class Parsed:
         return self.rules[index] & CODE_MASK
 
     def directive(self, index: int) -> str:
-        return _SPELLINGS[self.code(index) >> 1]
+        return self.spellings[self.code(index) >> 1]
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -393,18 +421,46 @@ def decode_text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
 
 
-def prepare_body(body: bytes) -> tuple[bytes, bool]:
-    """Cut the body to 500 KiB, skip a (partial) BOM, and end lines with LF.
+def body_end(body: bytes) -> int:
+    """Where the parser stops reading ``body``: RFC 9309 2.5 and SPEC 2.1.
 
-    When the body is cut, the partial last line is dropped as well: half a
-    rule (``Disallow: /private`` cut to ``Disallow: /``) can mean something
-    very different from the whole one.
+    At least :data:`MAX_BODY_BYTES`; the line that crosses that boundary is
+    completed up to its line end (CR, LF or CRLF) when the end comes within
+    :data:`LINE_COMPLETION_BYTES`, or kept whole when the body ends there.
+    Otherwise that partial line is dropped: half a rule (``Disallow: /private``
+    cut to ``Disallow: /``) can mean something very different from the whole.
     """
-    truncated = len(body) > MAX_BODY_BYTES
+    size = len(body)
+    limit = MAX_BODY_BYTES
+    if size <= limit:
+        return size
+    if body[limit - 1] in _LINE_ENDS:
+        end = limit
+    else:
+        window = body[limit : limit + LINE_COMPLETION_BYTES - 1]
+        ends = [at for at in (window.find(b"\n"), window.find(b"\r")) if at >= 0]
+        if ends:
+            end = limit + min(ends) + 1
+        elif size <= limit + LINE_COMPLETION_BYTES - 1:
+            return size  # the last line ends with the body
+        else:
+            head = body[:limit]
+            end = max(head.rfind(b"\n"), head.rfind(b"\r")) + 1
+    if end and body[end - 1] == 0x0D and body[end : end + 1] == b"\n":
+        end += 1  # the LF of a CRLF
+    return end
+
+
+_LINE_ENDS = b"\r\n"
+
+
+def prepare_body(body: bytes) -> tuple[bytes, bool]:
+    """Cut the body where the parser stops (:func:`body_end`), skip a (partial)
+    BOM, and end lines with LF.  ``truncated``: something was left out."""
+    end = body_end(body)
+    truncated = end < len(body)
     if truncated:
-        body = body[:MAX_BODY_BYTES]
-        end = max(body.rfind(b"\n"), body.rfind(b"\r"))
-        body = body[: end + 1] if end >= 0 else b""
+        body = body[:end]
     # The reference skips any prefix of the UTF-8 BOM, even a partial one.
     for size in (3, 2, 1):
         if body[:size] == _UTF8_BOM[:size]:
@@ -438,7 +494,6 @@ class _Key(NamedTuple):
     type: int
     written: str  # the key as written, without surrounding whitespace
     typo: bool  # an accepted misspelling
-    code: int  # for rules: spelling id << 1 | kind
 
 
 def _classify_rfc9309(raw_key: bytes) -> _Key:
@@ -473,17 +528,19 @@ def _classify_rfc9309(raw_key: bytes) -> _Key:
         key_type = _CRAWL_DELAY
     elif lower.startswith(b"request-rate"):
         key_type = _REQUEST_RATE
-    code = _spelling_id(written, key_type) << 1 | key_type if key_type <= ALLOW else 0
-    return _Key(key_type, written, typo, code)
+    return _Key(key_type, written, typo)
 
 
 # A colon inside a comment: the whole line is a comment, or the text before
 # the "#" has no colon and must be read again as "<key> <value>".
-_COMMENT_KEY = _Key(_COMMENT, "", False, 0)
-_NOT_A_KEY_KEY = _Key(_NOT_A_KEY, "", False, 0)
+_COMMENT_KEY = _Key(_COMMENT, "", False)
+_NOT_A_KEY_KEY = _Key(_NOT_A_KEY, "", False)
 
+# Keys as classified, shared by every parse: bounded in entries and in the
+# size of each key, so hostile bodies cannot grow it past about 300 KB.
 _KEY_CACHE: dict[bytes, _Key] = {}
 _KEY_CACHE_LIMIT = 4096
+_KEY_CACHE_MAX_KEY = 32
 
 
 def _key_rfc9309(raw_key: bytes) -> _Key:
@@ -492,8 +549,8 @@ def _key_rfc9309(raw_key: bytes) -> _Key:
         found = _classify_rfc9309(raw_key)
         # Junk (HTML served as robots.txt) must not fill the cache: keep
         # recognised keys and short unknown ones ("Host", "Clean-param").
-        cacheable = found.type < _UNKNOWN or (
-            found.type == _UNKNOWN and len(raw_key) <= 24
+        cacheable = len(raw_key) <= _KEY_CACHE_MAX_KEY and (
+            found.type < _UNKNOWN or (found.type == _UNKNOWN and len(raw_key) <= 24)
         )
         if cacheable and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
             _KEY_CACHE[raw_key] = found
@@ -509,6 +566,18 @@ class _Builder:
         self.groups: list[_GroupDraft] = []
         self.group: _GroupDraft | None = None
         self.sitemaps: list[str] = []
+        self.spellings = {"Disallow": 0, "Allow": 1}  # CANONICAL_SPELLINGS
+
+    def code(self, key: _Key) -> int:
+        """A rule's code (spelling id << 1 | kind) for a key of this file."""
+        spellings = self.spellings
+        found = spellings.get(key.written)
+        if found is None:
+            if len(spellings) >= _SPELLING_LIMIT:
+                found = key.type  # the canonical spelling of its kind
+            else:
+                found = spellings[key.written] = len(spellings)
+        return found << 1 | key.type
 
     def end_group(self) -> None:
         if self.group is not None:
@@ -529,7 +598,7 @@ class _Builder:
         if self.group is None:
             self.parsed.note(line, OUTSIDE_GROUP, key.written)
             return
-        self.parsed.rules.append(line << LINE_SHIFT | key.code)
+        self.parsed.rules.append(line << LINE_SHIFT | self.code(key))
         self.values.append(value)
 
     def group_value(
@@ -555,6 +624,8 @@ class _Builder:
         parsed.pack_groups(self.groups)
         if self.sitemaps:
             parsed.sitemap_text = "\n".join(self.sitemaps)
+        if len(self.spellings) > len(CANONICAL_SPELLINGS):
+            parsed.spellings = tuple(self.spellings)
         if not parsed.rules:
             parsed.rules = _NO_RULES
         if parsed.truncated:
@@ -693,10 +764,14 @@ def parse_rfc9309(body: bytes) -> Parsed:
 
     # Rules from the first user-agent line on, in file order, in the tables.
     is_rule = [key_type <= ALLOW for key_type in types[first:]]
+    # Each distinct key of the file gets its code once (keys are few).
+    codes = {
+        key: builder.code(key) for key in dict.fromkeys(compress(keys[first:], is_rule))
+    }
     parsed.rules = array(
         "I",
         [
-            number << LINE_SHIFT | key.code
+            number << LINE_SHIFT | codes[key]
             for number, key in zip(
                 compress(numbers[first:], is_rule),
                 compress(keys[first:], is_rule),
@@ -764,8 +839,7 @@ def parse_1994(body: bytes) -> Parsed:
         written = decode_text(raw_key.strip())
         key_type = _1994_FIELDS.get(raw_key.strip().lower(), _UNKNOWN)
         if key_type <= ALLOW:
-            code = _spelling_id(written, key_type) << 1 | key_type
-            builder.rule(line, _Key(key_type, written, False, code), value)
+            builder.rule(line, _Key(key_type, written, False), value)
         elif key_type == _UA:
             builder.user_agent(value)
         elif key_type == _SITEMAP:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from array import array
 from dataclasses import dataclass
 from itertools import compress, filterfalse
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
+from scrapy_robots_std.robotstxt.packed import pack
 from scrapy_robots_std.robotstxt.parser import (
     RFC9309,
     STANDARDS,
@@ -34,7 +36,6 @@ _LINE_MAX = _matcher.LINE_MAX
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 # A pattern (one per line) with a "*" or a final "$": not a plain prefix.
 _SPECIAL_RE = re.compile(rb"^[^\n]*(?:\*[^\n]*|\$)$", re.MULTILINE)
-_TOKEN_CACHE_LIMIT = 32
 
 
 @dataclass(frozen=True)
@@ -89,37 +90,60 @@ class Decision:
 
 
 class _Compiled:
-    """What one token needs: its groups and their rules, ready to match."""
+    """What a set of groups needs: the groups and their rules, ready to match.
 
-    __slots__ = ("groups", "prefixes", "rules", "token")
+    Tokens that select the same groups share one (rotating tokens that all
+    fall back to ``*`` compile its rules once).
+    """
+
+    __slots__ = ("groups", "prefixes", "rules", "size")
 
     def __init__(
         self,
-        token: str,
         groups: tuple[int, ...] = (),
         rules: _matcher.RuleSet | None = None,
         prefixes: _matcher.PrefixIndex | None = None,
+        table: _matcher.PatternTable | None = None,
     ) -> None:
-        self.token = token  # as the caller wrote it: the cache key
         self.groups = groups  # group numbers
         self.rules = rules  # rfc9309
         # 1994: each pattern valued candidate(0, 0, line, rule index), so
         # the highest value among the patterns that start a path is the first line.
         self.prefixes = prefixes
+        # Bytes kept beyond the file's pattern table, for memory_bytes().
+        size = sys.getsizeof(self) + sys.getsizeof(groups)
+        if rules is not None:
+            size += rules.size(table)
+        if prefixes is not None:
+            size += prefixes.size(table)
+        self.size = size
+
+
+_NOTHING = _Compiled()
+
+#: Tokens remembered per parsed file (least recently used dropped first): each
+#: one's groups and compiled rules, so rotating tokens compile once each.
+TOKEN_MEMO_SIZE = 64
+#: Bytes of compiled rules a parsed file keeps for tokens other than the last
+#: one asked; past it, the least recently used are dropped (compiled again
+#: when asked again).  With the file itself this keeps one hostile 500 KiB
+#: file's footprint near its 1 MiB allowance.
+COMPILED_MEMO_BYTES = 256 * 1024
 
 
 class RobotsTxt:
     """A parsed robots.txt body.  Immutable once parsed; safe to share."""
 
-    # A crawl asks with one token: the first token's index has its own slot,
-    # any other token's goes to a small dict made when a second token shows up.
-    __slots__ = ("_first", "_others", "_parsed", "standard")
+    # A crawl asks with one token: the last token's rules have their own
+    # slots; other tokens go to a small LRU memo made when a second one shows up.
+    __slots__ = ("_last", "_last_token", "_memo", "_parsed", "standard")
 
     def __init__(self, parsed: _parser.Parsed, standard: str) -> None:
         self._parsed = parsed
         self.standard = standard
-        self._first: _Compiled | None = None
-        self._others: dict[str, _Compiled] | None = None
+        self._last_token: str | None = None
+        self._last: _Compiled = _NOTHING
+        self._memo: dict[str, _Compiled] | None = None
 
     @classmethod
     def parse(
@@ -170,9 +194,7 @@ class RobotsTxt:
         if self.standard != RFC9309:
             return self._decide(url, token, with_rule=False).allowed
         # The hot path of a crawl: _decide() inlined, without building a Decision.
-        compiled = self._first
-        if compiled is None or compiled.token != token:
-            compiled = self._compile(token)
+        compiled = self._last if token == self._last_token else self._compile(token)
         try:
             match = _HTTP_URL_RE.match(url)
         except TypeError:
@@ -215,13 +237,40 @@ class RobotsTxt:
         return next((rate for rate in rates if rate is not None), None)
 
     def _groups_with_extras(self, token: str) -> tuple[int, ...]:
-        """The groups whose Crawl-delay / Request-rate apply: none in 1994 mode."""
-        groups = self._compile(token).groups  # validates the token in both modes
+        """The groups whose Crawl-delay / Request-rate apply: none in 1994 mode.
+
+        Only the groups are chosen: no rule is compiled for these questions.
+        """
+        groups = self._select(token)  # validates the token in both modes
         return groups if self.standard == RFC9309 else ()
 
     def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
         """The user-agent lines of every group that applies to ``token``."""
-        return tuple(self._agents(group) for group in self._compile(token).groups)
+        return tuple(self._parsed.agents(group) for group in self._select(token))
+
+    def memory_bytes(self) -> int:
+        """About how many bytes this object keeps now: the parsed tables and the
+        rules compiled for the tokens asked so far.
+
+        An estimate from above (``sys.getsizeof`` of what it holds, plus a
+        margin for the allocator), cheap enough to call on every cache store:
+        it adds sizes counted when each table was built.  Tables shared with a
+        copy from :meth:`without_diagnostics` are counted in both.
+        """
+        parsed = self._parsed
+        values = parsed.rule_values
+        size = sys.getsizeof(self) + parsed.size()
+        if isinstance(values, _matcher.PatternTable):
+            size += values.size()
+        else:
+            size += sys.getsizeof(values)
+        compiled = {id(self._last): self._last}
+        if self._memo is not None:
+            size += sys.getsizeof(self._memo) + 120 * len(self._memo)
+            compiled.update((id(found), found) for found in self._memo.values())
+        size += sum(found.size for found in compiled.values() if found is not _NOTHING)
+        # Allocator rounding and the objects too small to count one by one.
+        return size + size // 8 + 256
 
     def __repr__(self) -> str:
         groups = self._parsed.group_count
@@ -229,14 +278,8 @@ class RobotsTxt:
 
     # -- machinery ------------------------------------------------------------
 
-    def _agents(self, group: int) -> tuple[str, ...]:
-        bounds = self._parsed.group_bounds
-        return self._parsed.agents[bounds[3 * group] : bounds[3 * group + 3]]
-
     def _decide(self, url: str, token: str, with_rule: bool) -> Decision:
-        compiled = self._first
-        if compiled is None or compiled.token != token:
-            compiled = self._compile(token)
+        compiled = self._last if token == self._last_token else self._compile(token)
         path = _matcher.split_url(url)
         if self.standard == RFC9309:
             octets = _matcher.path_rfc9309(path)
@@ -267,36 +310,65 @@ class RobotsTxt:
 
     def _rule(self, index: int) -> Rule:
         parsed = self._parsed
-        group = next(g for g in parsed.groups() if g.start <= index < g.end)
         code = parsed.code(index)
         return Rule(
             line=parsed.line(index),
             directive=parsed.directive(index),
             pattern=_parser.decode_text(self._table().value(index)),
             allow=code & 1 == _parser.ALLOW,
-            agents=group.agents,
+            agents=parsed.agents(parsed.group_of(index)),
         )
 
     def _compile(self, token: str) -> _Compiled:
-        first = self._first
-        if first is not None and first.token == token:
-            return first
-        others = self._others
-        if others is not None:
-            found = others.get(token)
-            if found is not None:
-                return found
+        """``token``'s compiled rules: from the memo, or built (and remembered)."""
+        memo = self._memo
+        found = None if memo is None else memo.pop(token, None)
+        if found is None:
+            groups = self._select(token)
+            found = self._compiled_for(groups)
+        if self._last_token is not None and self._last_token != token:
+            if memo is None:
+                memo = self._memo = {}
+            memo[self._last_token] = self._last  # the most recent, at the end
+            self._trim(memo)
+        self._last_token, self._last = token, found
+        return found
+
+    def _select(self, token: str) -> tuple[int, ...]:
+        """The numbers of the groups that apply to ``token`` (checks the token)."""
+        if token == self._last_token:
+            return self._last.groups
+        memo = self._memo
+        if memo is not None and token in memo:
+            return memo[token].groups
         if self.standard == RFC9309:
-            compiled = self._compile_rfc9309(token, _check_token_rfc9309(token))
-        else:
-            compiled = self._compile_1994(token, _check_token_1994(token))
-        if first is None:
-            self._first = compiled
-        else:
-            if others is None or len(others) >= _TOKEN_CACHE_LIMIT:
-                others = self._others = {}
-            others[token] = compiled
-        return compiled
+            return self._select_rfc9309(_check_token_rfc9309(token))
+        return self._select_1994(_check_token_1994(token))
+
+    def _compiled_for(self, groups: tuple[int, ...]) -> _Compiled:
+        if not groups:
+            return _NOTHING
+        for known in (self._last, *(self._memo or {}).values()):
+            if known.groups == groups:
+                return known
+        if self.standard == RFC9309:
+            return self._compile_rfc9309(groups)
+        return self._compile_1994(groups)
+
+    def _trim(self, memo: dict[str, _Compiled]) -> None:
+        """Drop the least recently used tokens past the memo's bounds."""
+        while len(memo) > TOKEN_MEMO_SIZE:
+            del memo[next(iter(memo))]
+        sizes: dict[int, int] = {}
+        for found in memo.values():
+            if found is not self._last:
+                sizes[id(found)] = found.size
+        total = sum(sizes.values())
+        while memo and total > COMPILED_MEMO_BYTES:
+            oldest = next(iter(memo))
+            found = memo.pop(oldest)
+            if id(found) in sizes and all(f is not found for f in memo.values()):
+                total -= sizes.pop(id(found))
 
     def _table(self) -> _matcher.PatternTable:
         """The rules' patterns, normalized for matching; built on the first query.
@@ -320,29 +392,39 @@ class RobotsTxt:
         self._parsed.rule_values = table
         return table
 
-    def _compile_rfc9309(self, token: str, name: str) -> _Compiled:
-        parsed = self._parsed
-        groups = parsed.groups()
+    def _select_rfc9309(self, name: str) -> tuple[int, ...]:
+        groups = self._parsed.groups()
         names = [_group_names(group, _parser.agent_name_rfc9309) for group in groups]
         chosen = tuple(
-            group for group, found in zip(groups, names, strict=True) if name in found
+            group.number
+            for group, found in zip(groups, names, strict=True)
+            if name in found
         )
         if not chosen:
             chosen = tuple(
-                group
+                group.number
                 for group, found in zip(groups, names, strict=True)
                 if None in found
             )
-        if not chosen:
-            return _Compiled(token)
+        return chosen
+
+    def _compile_rfc9309(self, numbers: tuple[int, ...]) -> _Compiled:
+        parsed = self._parsed
+        bounds = parsed.group_bounds
         table = self._table()
-        patterns = table.patterns()
+        pattern = table.pattern
         ids = table.ids
         rules = parsed.rules
-        indexes = [index for group in chosen for index in range(group.start, group.end)]
+        indexes = [
+            index
+            for number in numbers
+            for index in range(bounds[3 * number + 1], bounds[3 * number + 2])
+        ]
         # An empty pattern matches with priority 0: it never decides.
-        indexes = [index for index in indexes if patterns[ids[index]]]
-        mine = [patterns[ids[index]] for index in indexes]
+        mine = [pattern(ids[index]) for index in indexes]
+        if b"" in mine:
+            indexes = [index for index, p in zip(indexes, mine, strict=True) if p]
+            mine = [p for p in mine if p]
         # _matcher.candidate() inlined: this runs for every rule of the group.
         candidates = [
             len(pattern) << _PRIORITY_SHIFT
@@ -367,7 +449,7 @@ class RobotsTxt:
             for pattern, value in zip(mine, candidates, strict=True):
                 if pattern.find(b"/index.htm") < 0:
                     continue
-                directory = _index_html_directory(pattern)
+                directory = _matcher.index_html_directory(pattern)
                 if directory is not None and _matcher.candidate_allows(value):
                     index = _matcher.candidate_index(value)
                     other.append(directory)
@@ -376,36 +458,32 @@ class RobotsTxt:
                         _matcher.candidate(len(directory), 1, line, index)
                     )
         special = _matcher.best_of(other, other_candidates)
-        numbers = tuple(group.number for group in chosen)
-        return _Compiled(token, numbers, _matcher.RuleSet(plain, special, table))
+        ruleset = _matcher.RuleSet(plain, special, table, parsed.rules)
+        return _Compiled(numbers, ruleset, None, table)
 
-    def _compile_1994(self, token: str, robot: str) -> _Compiled:
+    def _select_1994(self, robot: str) -> tuple[int, ...]:
         # A record is user-agent lines *followed by rule lines*: a block of
         # user-agent lines alone names nobody.
         groups = [group for group in self._parsed.groups() if group.end > group.start]
-        chosen: _parser.Group | None = None
         names = [_group_names(group, _parser.agent_name_1994) for group in groups]
         for group, found in zip(groups, names, strict=True):
             if any(name and name in robot for name in found):
-                chosen = group
-                break
-        else:
-            chosen = next(
-                (
-                    group
-                    for group, found in zip(groups, names, strict=True)
-                    if None in found
-                ),
-                None,
-            )
-        if chosen is None:
-            return _Compiled(token)
+                return (group.number,)
+        for group, found in zip(groups, names, strict=True):
+            if None in found:
+                return (group.number,)
+        return ()
+
+    def _compile_1994(self, numbers: tuple[int, ...]) -> _Compiled:
+        bounds = self._parsed.group_bounds
+        (number,) = numbers
         # An empty value matches nothing (an empty Disallow allows all).
         table = self._table()
-        patterns = table.patterns()
+        pattern = table.pattern
         ids = table.ids
-        indexes = [i for i in range(chosen.start, chosen.end) if patterns[ids[i]]]
-        mine = [patterns[ids[index]] for index in indexes]
+        span = range(bounds[3 * number + 1], bounds[3 * number + 2])
+        indexes = [i for i in span if pattern(ids[i])]
+        mine = [pattern(ids[index]) for index in indexes]
         # Priority 0 and no allow bit: the earliest line is the highest value.
         rules = self._parsed.rules
         firsts = [
@@ -413,7 +491,7 @@ class RobotsTxt:
             for index in indexes
         ]
         prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts), table)
-        return _Compiled(token, (chosen.number,), None, prefixes)
+        return _Compiled(numbers, None, prefixes, table)
 
 
 def _group_names(
@@ -461,15 +539,7 @@ def _pattern_table(
     number = dict(zip(order, range(len(order)), strict=True))
     typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
     ids = array(typecode, map(number.__getitem__, values))
-    return _matcher.PatternTable(tuple(plain), tuple(other), ids, written or None)
-
-
-def _index_html_directory(pattern: bytes) -> bytes | None:
-    """``/dir/index.html`` also allows ``/dir/`` (the reference's HandleAllow)."""
-    slash = pattern.rfind(b"/")
-    if slash < 0 or not pattern.startswith(b"/index.htm", slash):
-        return None
-    return pattern[: slash + 1] + b"$"
+    return _matcher.PatternTable(pack(plain), pack(other), ids, written or None)
 
 
 def _check_token_rfc9309(token: str) -> str:

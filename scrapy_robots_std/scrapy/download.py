@@ -25,7 +25,7 @@ from w3lib.url import safe_url_string
 
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
-from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES
+from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
 
 if TYPE_CHECKING:
@@ -259,8 +259,9 @@ class RobotsDownload:
             return
         received += len(data)
         request.meta[FETCH_META] = received
-        if received > MAX_BODY_BYTES:
-            # The parser reads 512,000 bytes and drops the partial last line.
+        if received >= MAX_READ_BYTES:
+            # The parser reads 512,000 bytes and completes the line that
+            # crosses them (within a cap); the rest is not downloaded.
             raise StopDownload(fail=False)
 
     def _inc(self, key: str) -> None:

@@ -1,0 +1,149 @@
+"""Hostile robots.txt bodies of (nearly) 512,000 bytes, and the URLs that hurt them.
+
+Shared by ``benchmarks/hostile.py`` and the tests that bound matching work and
+memory (``tests/test_hostile_bounds.py``): one home for what "hostile" means.
+Every body is deterministic (seeded), so figures compare across runs.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+LIMIT = 512_000
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _fill(head: str, make_line: Callable[[int], str], limit: int = LIMIT) -> bytes:
+    """``head`` then lines from ``make_line(0, 1, ...)`` while they fit in ``limit``."""
+    parts = [head]
+    size = len(head)
+    number = 0
+    while True:
+        line = make_line(number) + "\n"
+        if size + len(line) > limit:
+            break
+        parts.append(line)
+        size += len(line)
+        number += 1
+    return "".join(parts).encode()
+
+
+def _word(rng: random.Random, low: int, high: int) -> str:
+    return "".join(rng.choices(_LETTERS, k=rng.randint(low, high)))
+
+
+def many_wildcards(limit: int = LIMIT) -> bytes:
+    """About 18,000 distinct wildcard rules (the issue's shape)."""
+    rng = random.Random(16)
+
+    def line(n: int) -> str:
+        kind = "Allow" if n % 3 == 0 else "Disallow"
+        a, b = _word(rng, 3, 7), _word(rng, 2, 6)
+        shape = n % 4
+        if shape == 0:
+            return f"{kind}: /*{a}*{b}"
+        if shape == 1:
+            return f"{kind}: /{a}/*{b}$"
+        if shape == 2:
+            return f"{kind}: *{a}*{b}*.x$"
+        return f"{kind}: /*{a}*{b}*{_word(rng, 1, 3)}"
+
+    return _fill("User-agent: *\n", line, limit)
+
+
+def short_wildcards(limit: int = LIMIT) -> bytes:
+    """The most rules a body can hold: ``Allow:*ab`` with every distinct piece."""
+    pieces = [a + b + c for a in _LETTERS for b in _LETTERS for c in _LETTERS]
+    random.Random(17).shuffle(pieces)
+
+    def line(n: int) -> str:
+        return f"{'Allow' if n % 2 else 'Disallow'}:*{pieces[n % len(pieces)]}"
+
+    return _fill("User-agent:*\n", line, limit)
+
+
+def long_patterns(limit: int = LIMIT) -> bytes:
+    """Rules near the 16,663-byte line cap, each ``/*a*a*...*a*b`` (one ``*`` in two)."""
+
+    def line(n: int) -> str:
+        count = 8_000 - 7 * n
+        return "Disallow: /" + "*a" * count + "*b"
+
+    return _fill("User-agent: *\n", line, limit)
+
+
+def many_groups(limit: int = LIMIT) -> bytes:
+    """2,000+ groups, each named for its own agent, with a few wildcard rules."""
+    rng = random.Random(18)
+
+    def line(n: int) -> str:
+        agent = "Bot" + _word(rng, 6, 12) if n % 500 else "Botlast"
+        rules = [f"Disallow: /*{_word(rng, 3, 6)}*{_word(rng, 2, 4)}" for _ in range(6)]
+        return "\n".join([f"User-agent: {agent}", *rules, "Allow: /public/"])
+
+    return _fill("", line, limit)
+
+
+def many_agents(limit: int = LIMIT) -> bytes:
+    """Tens of thousands of distinct user-agent lines, a rule after every tenth."""
+    rng = random.Random(19)
+
+    def line(n: int) -> str:
+        name = _word(rng, 8, 14) if n % 1000 else "zzzlast"
+        agent = f"User-agent: {name}/{n}.0"
+        if n % 10 == 9:
+            return f"{agent}\nDisallow: /*{_word(rng, 3, 6)}"
+        return agent
+
+    return _fill("", line, limit)
+
+
+def ordinary() -> bytes:
+    """A typical file: a few groups, prefixes, a handful of wildcards."""
+    lines = ["User-agent: *"]
+    lines += [f"Disallow: /section{n}/private/" for n in range(40)]
+    lines += ["Disallow: /*?sort=", "Disallow: /*.pdf$", "Allow: /*/public/*", "Disallow: /search"]
+    lines += ["", "User-agent: Googlebot", "Disallow: /nogoogle/", "Allow: /"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@dataclass(frozen=True)
+class Shape:
+    key: str
+    description: str
+    body: Callable[[], bytes]
+    #: A path of about ``size`` bytes that the shape's rules must all be tried
+    #: against (it matches none, or only a low-priority one).
+    path: Callable[[int], str]
+    #: The product token asked with: one that some group names, so rules apply.
+    token: str = "HostileBot"
+
+
+def _letters_path(size: int) -> str:
+    rng = random.Random(size)
+    return "/" + "".join(rng.choices(_LETTERS + "/-_.", k=size - 1))
+
+
+def _upper_path(size: int) -> str:
+    rng = random.Random(size)
+    return "/" + "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZ/", k=size - 1))
+
+
+def _b_then_a(size: int) -> str:
+    return "/b" + "a" * (size - 2)
+
+
+SHAPES = (
+    Shape("wildcards", "~18,000 wildcard rules", many_wildcards, _letters_path),
+    Shape("short", "~48,000 tiny wildcard rules", short_wildcards, _upper_path),
+    Shape("long", "31 rules of 8,000 '*' each", long_patterns, _b_then_a),
+    Shape("groups", "2,000+ groups", many_groups, _letters_path, "Botlast"),
+    Shape("agents", "~40,000 user-agent lines", many_agents, _letters_path, "zzzlast"),
+)
+SHAPES_BY_KEY = {shape.key: shape for shape in SHAPES}
+
+
+def url(path: str) -> str:
+    return "https://example.com" + path
