@@ -51,44 +51,50 @@ def _parsed(n_rules: int, seed: int) -> RobotsTxt:
 def test_entries_are_evicted_once_the_total_passes_the_bound() -> None:
     cache = MemoryCache(max_bytes=MIN_CACHE_MAX_BYTES)
     evicted = 0
-    for n in range(12):
-        entry = _entry(f"http://o{n}.example", _parsed(300, n))
+    for n in range(24):
+        entry = _entry(f"http://o{n}.example", _parsed(3000, n))
         evicted += cache.put(entry)
         assert cache.total_bytes <= MIN_CACHE_MAX_BYTES
         # The total is the sum of what is kept: nothing lost in the books.
         assert cache.total_bytes == sum(map(entry_bytes, cache._entries.values()))
     assert evicted > 0
-    assert len(cache) == 12 - evicted
+    assert len(cache) == 24 - evicted
     assert cache.peak_bytes <= MIN_CACHE_MAX_BYTES
     # The newest is always kept.
-    assert cache.get("http://o11.example") is not None
+    assert cache.get("http://o23.example") is not None
 
 
 def _entry_sized(origin: str, low: int, high: int) -> CacheEntry:
-    """An entry of a parsed file whose counted size is in (low, high]."""
-    for n_rules in range(50, 20_000, 50):
-        entry = _entry(origin, _parsed(n_rules, 7))
-        if low < entry_bytes(entry) <= high:
-            return entry
-    raise AssertionError(f"no file of a size in ({low}, {high}]")
+    """An entry of a parsed file whose counted size is in (low, high]: the
+    smallest rule count past ``low``, found by bisection (size grows with it)."""
+    fewest, most = 1, 30_000
+    while fewest < most:
+        middle = (fewest + most) // 2
+        if entry_bytes(_entry(origin, _parsed(middle, 7))) > low:
+            most = middle
+        else:
+            fewest = middle + 1
+    entry = _entry(origin, _parsed(fewest, 7))
+    assert low < entry_bytes(entry) <= high, (fewest, entry_bytes(entry), low, high)
+    return entry
 
 
 def test_the_largest_of_the_oldest_goes_first() -> None:
     bound = MIN_CACHE_MAX_BYTES
     cache = MemoryCache(max_bytes=bound)
     small = [_entry(f"http://s{n}.example", None) for n in range(2)]
-    big = _entry_sized("http://big.example", bound // 3, bound // 2)
-    for entry in (small[0], big, small[1]):
+    big = _entry_sized("http://big.example", int(bound * 0.4), bound // 2)
+    medium = [
+        _entry_sized(f"http://m{n}.example", int(bound * 0.3), int(bound * 0.38))
+        for n in range(2)
+    ]
+    for entry in (small[0], big, small[1], medium[0]):
         assert cache.put(entry) == 0
-    held = cache.total_bytes
-    small_ones = held - entry_bytes(big)
-    # Fits once the big one is gone, not beside it.
-    filler = _entry_sized("http://filler.example", bound - held, bound - small_ones)
-    assert cache.put(filler) == 1
+    # Past the bound now; dropping the big one is enough.
+    assert cache.put(medium[1]) == 1
     # The big one went although s0 is older: among the old, size counts.
     assert cache.get("http://big.example") is None
-    assert cache.get("http://s0.example") is not None
-    assert cache.get("http://filler.example") is filler
+    assert all(cache.get(entry.origin) is entry for entry in (*small, *medium))
     assert cache.total_bytes <= bound
 
 

@@ -93,7 +93,6 @@ class MemoryCache:
         self._sizes[origin] = size
         self._entries[origin] = entry
         self._entries.move_to_end(origin)
-        self.peak_bytes = max(self.peak_bytes, self.total_bytes)
         evicted = 0
         while len(self._entries) > self.max_origins:
             self._drop(next(iter(self._entries)))
@@ -106,6 +105,7 @@ class MemoryCache:
         ):
             self._drop(self._largest_of_oldest(origin))
             evicted += 1
+        self.peak_bytes = max(self.peak_bytes, self.total_bytes)
         return evicted
 
     def _largest_of_oldest(self, keep: str) -> str:
