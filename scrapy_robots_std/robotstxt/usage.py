@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.parser import Parsed
 
 __all__ = [
-    "Preference",
     "PurposeDecision",
+    "UsagePreference",
     "UsagePreferences",
     "UsageSource",
     "UsageSummary",
@@ -95,7 +95,7 @@ class UsageSource:
 
 
 @dataclass(frozen=True)
-class Preference:
+class UsagePreference:
     """One category's value, and the statements that gave it."""
 
     value: str = UNKNOWN  # "allow", "disallow" or "unknown"
@@ -147,8 +147,10 @@ class UsagePreferences:
 
     reason: str
     sources: tuple[UsageSource, ...] = ()
-    aipref: Mapping[str, Preference] = field(default_factory=dict, hash=False)
-    content_signal: Mapping[str, Preference] = field(default_factory=dict, hash=False)
+    aipref: Mapping[str, UsagePreference] = field(default_factory=dict, hash=False)
+    content_signal: Mapping[str, UsagePreference] = field(
+        default_factory=dict, hash=False
+    )
 
     @classmethod
     def combine(cls, reason: str, sources: Iterable[UsageSource]) -> UsagePreferences:
@@ -162,7 +164,7 @@ class UsagePreferences:
                 said = [(dict(s.states).get(category, UNKNOWN), s) for s in mine]
                 value = most_restrictive(v for v, _ in said)
                 given = tuple(s for v, s in said if v == value != UNKNOWN)
-                table[category] = Preference(value, given)
+                table[category] = UsagePreference(value, given)
             tables[vocabulary.name] = table
         return cls(reason, sources, tables[AIPREF.name], tables[CONTENT_SIGNAL.name])
 
@@ -196,7 +198,7 @@ class UsagePreferences:
             return self
         return UsagePreferences.combine(self.reason, (*self.sources, *added))
 
-    def table(self, vocabulary: str) -> Mapping[str, Preference]:
+    def table(self, vocabulary: str) -> Mapping[str, UsagePreference]:
         """The categories of a vocabulary by its name (``aipref``, ``content-signal``)."""
         return self.aipref if vocabulary == AIPREF.name else self.content_signal
 
@@ -251,7 +253,7 @@ class UsagePreferences:
                 )
                 for category, preference in table.items()
             )
-            lines.append(f"usage {vocabulary.field}: {values}")
+            lines.append(f"usage ({vocabulary.field}): {values}")
         if not self.sources:
             lines.append(f"  no statement ({self.reason})")
         for source in self.sources:
