@@ -192,7 +192,7 @@ def collect(
                 values.append(value)
     rules.outside = len(notes)
     bounds: list[int] = []
-    ends = [g[3] for g in groups[1:]] + [len(codes)]
+    ends = [g[3] for g in groups[1:]] + [len(codes)] if groups else []
     for (first, last, has_rule, start), end in zip(groups, ends, strict=True):
         if has_rule if every_record else end > start:
             bounds += (first, last, end)
