@@ -175,10 +175,12 @@ def test_raw_keys_stay_visible_without_effect() -> None:
     )
     prefs = robots.usage(URL + "/", TOKEN)
     assert prefs.aipref["train-ai"].value == "unknown"
-    assert dict(prefs.sources[0].members)["use"] == "reference"
-    assert dict(prefs.sources[1].members) == {"bots": "n", "train-genai": "n"}
-    assert prefs.sources[1].states == ()
-    assert prefs.to_dict()["sources"][0]["members"]["use"] == "reference"
+    # Content-Usage sources first, then Content-Signal ones.
+    usage, signal = prefs.sources
+    assert dict(signal.members)["use"] == "reference"
+    assert dict(usage.members) == {"bots": "n", "train-genai": "n"}
+    assert usage.states == ()
+    assert prefs.to_dict()["sources"][1]["members"]["use"] == "reference"
 
 
 def test_content_signal_before_first_user_agent_is_ignored_and_reported() -> None:

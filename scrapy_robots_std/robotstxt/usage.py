@@ -156,17 +156,9 @@ class UsagePreferences:
     def combine(cls, reason: str, sources: Iterable[UsageSource]) -> UsagePreferences:
         """Per category the most restrictive value of ``sources`` (vocab-07 5.1)."""
         sources = tuple(sources)
-        tables = {}
-        for vocabulary in VOCABULARIES:
-            mine = [s for s in sources if s.field == vocabulary.field]
-            table = {}
-            for category in vocabulary.categories:
-                said = [(dict(s.states).get(category, UNKNOWN), s) for s in mine]
-                value = most_restrictive(v for v, _ in said)
-                given = tuple(s for v, s in said if v == value != UNKNOWN)
-                table[category] = UsagePreference(value, given)
-            tables[vocabulary.name] = table
-        return cls(reason, sources, tables[AIPREF.name], tables[CONTENT_SIGNAL.name])
+        aipref = _table(AIPREF, [s for s in sources if s.field == AIPREF.field])
+        signal = [s for s in sources if s.field == CONTENT_SIGNAL.field]
+        return cls(reason, sources, aipref, _table(CONTENT_SIGNAL, signal))
 
     @classmethod
     def unknown(cls, reason: str = REASON_NO_ROBOTS_TXT) -> UsagePreferences:
@@ -196,7 +188,13 @@ class UsagePreferences:
         ]
         if not added:
             return self
-        return UsagePreferences.combine(self.reason, (*self.sources, *added))
+        aipref, signal = self.aipref, self.content_signal
+        for source in added:
+            if source.field == AIPREF.field:
+                aipref = _fold(aipref, source)
+            else:
+                signal = _fold(signal, source)
+        return UsagePreferences(self.reason, (*self.sources, *added), aipref, signal)
 
     def table(self, vocabulary: str) -> Mapping[str, UsagePreference]:
         """The categories of a vocabulary by its name (``aipref``, ``content-signal``)."""
@@ -266,6 +264,32 @@ class UsagePreferences:
         return lines
 
 
+def _table(
+    vocabulary: Vocabulary, sources: Iterable[UsageSource]
+) -> dict[str, UsagePreference]:
+    table = {category: UsagePreference() for category in vocabulary.categories}
+    for source in sources:
+        table = _fold(table, source)
+    return table
+
+
+def _fold(
+    table: Mapping[str, UsagePreference], source: UsageSource
+) -> dict[str, UsagePreference]:
+    """``table`` with one more statement: the most restrictive value stays, and
+    the sources that gave it."""
+    states = dict(source.states)
+    folded = {}
+    for category, old in table.items():
+        said = states.get(category, UNKNOWN)
+        value = most_restrictive((old.value, said))
+        given = old.sources if old.value == value else ()
+        if said == value != UNKNOWN:
+            given = (*given, source)
+        folded[category] = UsagePreference(value, given)
+    return folded
+
+
 def _where(source: UsageSource) -> str:
     return f"line {source.line}" if source.line is not None else source.origin
 
@@ -326,7 +350,14 @@ def _source(
     )
 
 
-def _line_source(line: Line) -> UsageSource:
+def _line_source(line: Line, cache: dict[int, UsageSource]) -> UsageSource:
+    found = cache.get(line.number)
+    if found is None:
+        found = cache[line.number] = _new_line_source(line)
+    return found
+
+
+def _new_line_source(line: Line) -> UsageSource:
     vocabulary = _BY_FIELD[FIELDS[line.kind]]
     return _source(
         vocabulary,
@@ -347,12 +378,16 @@ def for_url(
     rules = parsed.usage
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    groups = _query.select(rules, parsed.agents, standard, token)
-    if groups is None:
+    compiled = _query.select(rules, parsed.agents, standard, token)
+    if compiled is None:
         return UsagePreferences.unknown(REASON_NO_GROUP)
+    cache = compiled.sources
+    if compiled.signal_part is None:
+        signals = tuple(_line_source(line, cache) for line in compiled.signals)
+        compiled.signal_part = (signals, _table(CONTENT_SIGNAL, signals))
+    signals, signal_table = compiled.signal_part
     path = _matcher.path_rfc9309(_matcher.split_url(url))
-    usage, signals = _query.applicable(rules, groups, path)
-    lines = sorted((*usage, *signals), key=lambda line: line.number)
-    sources = [_line_source(line) for line in lines]
+    usage = tuple(_line_source(line, cache) for line in compiled.longest(path))
+    sources = (*usage, *signals)
     reason = REASON_RULES if sources else REASON_NO_STATEMENT
-    return UsagePreferences.combine(reason, sources)
+    return UsagePreferences(reason, sources, _table(AIPREF, usage), signal_table)

@@ -9,9 +9,9 @@ patterns do, in both standards: attach-05 builds on RFC 9309.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from scrapy_robots_std.robotstxt.matcher import wildcard_match
+from scrapy_robots_std.robotstxt.matcher import PrefixIndex, wildcard_match
 from scrapy_robots_std.robotstxt.parser import (
     RFC9309,
     agent_name_1994,
@@ -28,20 +28,22 @@ _SELECTIONS_KEPT = 32
 
 def select(
     rules: UsageRules, agents: tuple[str, ...], standard: str, token: str
-) -> tuple[int, ...] | None:
-    """The usage groups for ``token`` (validated already); None when no group
-    of the file applies to it at all."""
-    found = rules.selections.get(token)
-    if found is None:
-        if standard == RFC9309:
-            chosen = _select_rfc9309(rules, agents, token.lower())
-        else:
-            chosen = _select_1994(rules, agents, token.lower())
-        found = (-1,) if chosen is None else chosen
-        if len(rules.selections) >= _SELECTIONS_KEPT:
-            rules.selections = {}  # a new dict: readers in other threads keep theirs
-        rules.selections[token] = found
-    return None if found == (-1,) else found
+) -> Compiled | None:
+    """The usage lines for ``token`` (validated already), compiled; None when no
+    group of the file applies to it at all."""
+    selections = rules.selections
+    if token in selections:
+        known: Compiled | None = selections[token]
+        return known
+    if standard == RFC9309:
+        chosen = _select_rfc9309(rules, agents, token.lower())
+    else:
+        chosen = _select_1994(rules, agents, token.lower())
+    found = None if chosen is None else Compiled(rules, chosen)
+    if len(selections) >= _SELECTIONS_KEPT:
+        selections = rules.selections = {}  # readers in other threads keep theirs
+    selections[token] = found
+    return found
 
 
 def _names(
@@ -93,26 +95,87 @@ def matches(pattern: bytes, path: bytes) -> bool:
     )
 
 
-def applicable(
-    rules: UsageRules, groups: tuple[int, ...], path: bytes
-) -> tuple[list[Line], list[Line]]:
-    """The Content-Usage lines that decide for ``path`` (every match of the
-    greatest length, attach-05 3.1) and every Content-Signal line of the groups."""
-    lines = rules.lines()
-    longest = -1
-    usage: list[Line] = []
-    signals: list[Line] = []
-    for group in groups:
-        for index in rules.line_range(group):
-            line = lines[index]
-            if line.kind != CONTENT_USAGE:
-                signals.append(line)
-                continue
-            size = len(line.pattern)
-            if size < longest or not matches(line.pattern, path):
-                continue
-            if size > longest:
-                longest = size
-                usage = []
-            usage.append(line)
-    return usage, signals
+class Compiled:
+    """One selection's usage lines, ready for any path.
+
+    Plain path prefixes go in a :class:`PrefixIndex` (one bisect finds the
+    longest that starts a path, as for Allow/Disallow); ``*`` and ``$``
+    patterns are tried longest first; lines without a path match every path.
+    Content-Signal lines have no path: the caller reads them once.
+    """
+
+    __slots__ = (
+        "everywhere",
+        "plain",
+        "plain_lines",
+        "signal_part",
+        "signals",
+        "sources",
+        "special",
+    )
+
+    def __init__(self, rules: UsageRules, groups: tuple[int, ...]) -> None:
+        lines = rules.lines()
+        by_pattern: dict[bytes, list[Line]] = {}
+        self.signals: tuple[Line, ...] = ()
+        signals = []
+        for group in groups:
+            for index in rules.line_range(group):
+                line = lines[index]
+                if line.kind == CONTENT_USAGE:
+                    by_pattern.setdefault(line.pattern, []).append(line)
+                else:
+                    signals.append(line)
+        # A repeated value adds nothing to a most-restrictive combination.
+        self.signals = tuple({line.value: line for line in reversed(signals)}.values())[
+            ::-1
+        ]
+        #: filled by usage.py: the Content-Signal sources and table, and each
+        #: line's source once read (line number -> source)
+        self.signal_part: Any = None
+        self.sources: dict[int, Any] = {}
+        self.everywhere = tuple(by_pattern.pop(b"", ()))
+        plain = {}
+        self.plain_lines: list[tuple[Line, ...]] = []
+        special = []
+        for pattern, found in by_pattern.items():
+            if pattern.find(b"*") < 0 and pattern[-1] != 0x24:  # "$"
+                plain[pattern] = len(pattern) << _ID_BITS | len(self.plain_lines)
+                self.plain_lines.append(tuple(found))
+            else:
+                pieces = pattern.rstrip(b"$").split(b"*")
+                needle = max(pieces, key=len)  # in every path it matches
+                special.append((len(pattern), pattern, tuple(found), needle))
+        special.sort(key=_first, reverse=True)
+        self.special = special
+        self.plain = PrefixIndex(plain) if plain else None
+
+    def longest(self, path: bytes) -> list[Line]:
+        """Every Content-Usage line whose path matches with the greatest length."""
+        best = -1
+        found: list[Line] = []
+        if self.plain is not None:
+            value = self.plain.highest(path)
+            if value >= 0:
+                best = value >> _ID_BITS
+                found = list(self.plain_lines[value & _ID_MASK])
+        for size, pattern, lines, needle in self.special:
+            if size < best:
+                break
+            if path.find(needle) >= 0 and matches(pattern, path):
+                if size > best:
+                    best, found = size, []
+                found += lines
+        if best < 0:
+            found = list(self.everywhere)
+        if len(found) > 1:  # the same value twice adds nothing
+            found = list({line.value: line for line in reversed(found)}.values())[::-1]
+        return found
+
+
+_ID_BITS = 32
+_ID_MASK = (1 << _ID_BITS) - 1
+
+
+def _first(entry: tuple[int, bytes, tuple[Line, ...], bytes]) -> int:
+    return entry[0]

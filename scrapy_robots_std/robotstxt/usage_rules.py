@@ -16,7 +16,7 @@ The two differ only where a user-agent line directly follows a usage line.
 from __future__ import annotations
 
 from array import array
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
 
@@ -108,8 +108,9 @@ class UsageRules:
         self.outside = 0
         self.invalid = 0
         self._lines: tuple[Line, ...] | None = None
-        #: token -> usage group numbers, filled by queries (bounded there)
-        self.selections: dict[str, tuple[int, ...]] = {}
+        #: token -> its compiled usage lines (usage_query.Compiled), filled by
+        #: queries and bounded there
+        self.selections: dict[str, Any] = {}
 
     @property
     def group_count(self) -> int:

@@ -59,6 +59,9 @@ PURPOSES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
 }
 
 _RANK: Final = {UNKNOWN: 0, ALLOW: 1, DISALLOW: 2}
+#: Raw members kept per statement, for display: a hostile 500 KiB value would
+#: otherwise keep a Python object per member for as long as the file is cached.
+MAX_MEMBERS: Final = 64
 
 
 def most_restrictive(values: Iterable[str]) -> str:
@@ -100,7 +103,7 @@ def read_statement(vocabulary: Vocabulary, data: bytes) -> Statement:
             values.append((category, ALLOW))
         elif member.value == vocabulary.disallow:
             values.append((category, DISALLOW))
-    raw = tuple((key, member.text) for key, member in members.items())
+    raw = tuple((key, member.text) for key, member in members.items())[:MAX_MEMBERS]
     return Statement(tuple(values), raw)
 
 
