@@ -12,6 +12,19 @@ from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt, Rule, parse
 
 if TYPE_CHECKING:
     from scrapy_robots_std.config import SettingsError
+    from scrapy_robots_std.robotstxt.usage import (
+        PurposeDecision,
+        UsagePreference,
+        UsagePreferences,
+        UsageSource,
+        UsageSummary,
+    )
+    from scrapy_robots_std.robotstxt.usage_vocab import (
+        PURPOSES as USAGE_PURPOSES,
+    )
+    from scrapy_robots_std.robotstxt.usage_vocab import (
+        REVISIONS as USAGE_REVISIONS,
+    )
     from scrapy_robots_std.scrapy.addon import Addon
     from scrapy_robots_std.scrapy.middleware import (
         RobotsTxtDisallowed,
@@ -24,9 +37,12 @@ if TYPE_CHECKING:
 __version__ = "0.4.0"
 
 __all__ = [
+    "USAGE_PURPOSES",
+    "USAGE_REVISIONS",
     "Addon",
     "Decision",
     "Diagnostic",
+    "PurposeDecision",
     "RequestRate",
     "RobotsAwarePriorityQueue",
     "RobotsAwareRedisQueue",
@@ -36,6 +52,10 @@ __all__ = [
     "Rule",
     "SettingsError",
     "StdRobotParser",
+    "UsagePreference",
+    "UsagePreferences",
+    "UsageSource",
+    "UsageSummary",
     "__version__",
     "parse",
 ]
@@ -53,7 +73,18 @@ _LAZY_NAMES = {
     "RobotsAwarePriorityQueue": "scrapy_robots_std.scrapy.waiting",
     # needs scrapy-redis, an optional dependency
     "RobotsAwareRedisQueue": "scrapy_robots_std.scrapy.waiting_redis",
+    # usage preferences (pure): what RobotsTxt.usage() returns, and its data
+    "PurposeDecision": "scrapy_robots_std.robotstxt.usage",
+    "UsagePreference": "scrapy_robots_std.robotstxt.usage",
+    "UsagePreferences": "scrapy_robots_std.robotstxt.usage",
+    "UsageSource": "scrapy_robots_std.robotstxt.usage",
+    "UsageSummary": "scrapy_robots_std.robotstxt.usage",
+    "USAGE_PURPOSES": "scrapy_robots_std.robotstxt.usage_vocab",
+    "USAGE_REVISIONS": "scrapy_robots_std.robotstxt.usage_vocab",
 }
+
+#: Public names that differ from the name in their module.
+_RENAMED = {"USAGE_PURPOSES": "PURPOSES", "USAGE_REVISIONS": "REVISIONS"}
 
 
 def __getattr__(name: str) -> object:
@@ -61,7 +92,7 @@ def __getattr__(name: str) -> object:
     if module is not None:
         import importlib
 
-        value = getattr(importlib.import_module(module), name)
+        value = getattr(importlib.import_module(module), _RENAMED.get(name, name))
         globals()[name] = value  # found directly next time
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

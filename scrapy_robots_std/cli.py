@@ -27,6 +27,11 @@ from scrapy_robots_std.robots_source import (
     one_line,
 )
 from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.usage import (
+    REASON_DISALLOWED,
+    UsagePreferences,
+)
+from scrapy_robots_std.robotstxt.usage_vocab import REVISIONS
 from scrapy_robots_std.safetext import safe, safe_json
 
 if TYPE_CHECKING:
@@ -82,7 +87,8 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         "--explain",
         "-e",
         action="store_true",
-        help="also print the line of robots.txt that decided each URL",
+        help="also print the line of robots.txt that decided each URL, and the "
+        "usage preferences (Content-Usage, Content-Signal) it states for it",
     )
     parser.add_argument(
         "--timeout",
@@ -177,6 +183,12 @@ def _check(robots: RobotsTxt, source: Source, token: str, url: str) -> dict[str,
     }
 
 
+def _usage(robots: RobotsTxt, source: Source, token: str, url: str) -> UsagePreferences:
+    if source.disallow_all:
+        return UsagePreferences.unknown(REASON_DISALLOWED)
+    return robots.usage(url, token)
+
+
 #: Diagnostics listed in the text output; --json lists every one the parser kept.
 MAX_SHOWN_DIAGNOSTICS = 20
 
@@ -241,6 +253,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"note: {safe(source.note)}", file=sys.stderr)
     robots = RobotsTxt.parse(source.body, standard=standard)
     results = [_check(robots, source, token, url) for url in urls]
+    usages = [_usage(robots, source, token, url) for url in urls]
+    summary = robots.usage_summary()
 
     if args.json:
         document = {
@@ -250,7 +264,17 @@ def _run(args: argparse.Namespace) -> int:
             "token": token,
             "groups": [] if source.disallow_all else robots.groups_for(token),
             "truncated": robots.truncated,
-            "results": results,
+            "results": [
+                {**result, "usage": usage.to_dict()}
+                for result, usage in zip(results, usages, strict=True)
+            ],
+            "usage_lines": {
+                "content_usage": summary.content_usage,
+                "content_signal": summary.content_signal,
+                "invalid": summary.invalid,
+                "outside_group": summary.outside_group,
+                "revisions": REVISIONS,
+            },
             "sitemaps": list(robots.sitemaps),
             "diagnostics": [
                 {"line": d.line, "kind": d.kind, "message": d.message}
@@ -259,11 +283,16 @@ def _run(args: argparse.Namespace) -> int:
         }
         print(safe_json(json.dumps(document, indent=2, ensure_ascii=False)))
     else:
-        for result in results:
+        # Files without usage lines print exactly what they printed before.
+        show_usage = args.explain and summary.stated
+        for result, usage in zip(results, usages, strict=True):
             verdict = "ALLOWED" if result["allowed"] else "DISALLOWED"
             _print(f"{verdict} {result['url']}")
             if args.explain:
                 _print(f"  {result['explain']}")
+            if show_usage:
+                for line in usage.explain_lines():
+                    _print(f"  {line}")
         _print(_group_line(robots, source, token))
         for line in _diagnostic_lines(robots):
             _print(line)

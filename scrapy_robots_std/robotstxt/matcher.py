@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from operator import itemgetter
 
-from scrapy_robots_std.robotstxt.packed import Packed, Strings, pack, strings_size
+from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size
 from scrapy_robots_std.robotstxt.wildcards import WildcardIndex
 
 # scheme://authority then path+params+query, fragment left out.

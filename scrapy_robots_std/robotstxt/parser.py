@@ -19,10 +19,13 @@ from dataclasses import dataclass
 from itertools import accumulate, compress, count
 from typing import TYPE_CHECKING, NamedTuple
 
+from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy_robots_std.robotstxt.matcher import PatternTable
+    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
 
 RFC9309 = "rfc9309"
 STD1994 = "1994"
@@ -70,6 +73,7 @@ _NOTES = (
     ("invalid-value", "{} ignored"),
     ("no-colon", "line without ':' ignored"),
     ("ignored-line", "line without a key and a value ignored"),
+    ("usage-value-invalid", "{}"),
 )
 (
     BODY_CUT,
@@ -81,6 +85,7 @@ _NOTES = (
     INVALID_VALUE,
     NO_COLON,
     IGNORED_LINE,
+    USAGE_INVALID,
 ) = range(len(_NOTES))
 _NOTE_KINDS = tuple(name for name, _ in _NOTES)
 _NOTE_TEXT = tuple(text for _, text in _NOTES)
@@ -259,6 +264,7 @@ class Parsed:
         "sitemap_text",
         "spellings",
         "truncated",
+        "usage",
     )
 
     def __init__(self) -> None:
@@ -274,6 +280,8 @@ class Parsed:
         self.notes: _NoteLog | None = None  # while parsing
         self.note_text: str | None = None  # see _NoteLog.text
         self.truncated = False
+        # Content-Usage / Content-Signal lines, when the body has any.
+        self.usage: UsageRules | None = None
 
     def note(
         self, line: int, kind: int, detail: str = "", *, always: bool = False
@@ -331,6 +339,10 @@ class Parsed:
         bounds = self.group_bounds
         start = 3 * group
         return tuple(self.agent_text[bounds[start] : bounds[start + 3] - 1].split("\n"))
+
+    def all_agents(self) -> tuple[str, ...]:
+        """Every user-agent value in file order (every group's, in turn), decoded."""
+        return tuple(self.agent_text.split("\n")[:-1])
 
     def size(self) -> int:
         """Bytes kept, the rule patterns excepted (an estimate from above)."""
@@ -486,6 +498,20 @@ _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 
 # Key types.  Disallow and Allow are 0 and 1, the rule kinds.
 _UA, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN, _NOT_A_KEY, _COMMENT = range(2, 9)
+# Usage-preference lines (attach-05): group rules for usage, unseen by access.
+_CONTENT_USAGE, _CONTENT_SIGNAL = 9, 10
+_USAGE_LABELS = {
+    b"content-usage": _CONTENT_USAGE,
+    b"content-signal": _CONTENT_SIGNAL,
+}
+# The lines that shape usage groups, as usage_rules names them.
+_USAGE_ROLES = {
+    _UA: _usage_rules.AGENT,
+    ALLOW: _usage_rules.ACCESS,
+    DISALLOW: _usage_rules.ACCESS,
+    _CONTENT_USAGE: _usage_rules.CONTENT_USAGE,
+    _CONTENT_SIGNAL: _usage_rules.CONTENT_SIGNAL,
+}
 
 _DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
 
@@ -528,6 +554,8 @@ def _classify_rfc9309(raw_key: bytes) -> _Key:
         key_type = _CRAWL_DELAY
     elif lower.startswith(b"request-rate"):
         key_type = _REQUEST_RATE
+    elif lower in _USAGE_LABELS:  # the whole label, as attach-05 writes it
+        key_type = _USAGE_LABELS[lower]
     return _Key(key_type, written, typo)
 
 
@@ -550,7 +578,9 @@ def _key_rfc9309(raw_key: bytes) -> _Key:
         # Junk (HTML served as robots.txt) must not fill the cache: keep
         # recognised keys and short unknown ones ("Host", "Clean-param").
         cacheable = len(raw_key) <= _KEY_CACHE_MAX_KEY and (
-            found.type < _UNKNOWN or (found.type == _UNKNOWN and len(raw_key) <= 24)
+            found.type < _UNKNOWN
+            or found.type > _COMMENT
+            or (found.type == _UNKNOWN and len(raw_key) <= 24)
         )
         if cacheable and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
             _KEY_CACHE[raw_key] = found
@@ -755,6 +785,15 @@ def parse_rfc9309(body: bytes) -> Parsed:
         [numbers[i] for i in unknown], UNKNOWN_FIELD, [keys[i].written for i in unknown]
     )
 
+    if _CONTENT_USAGE in types or _CONTENT_SIGNAL in types:
+        roles = _USAGE_ROLES
+        entries = [
+            _usage_rules.Entry(number, roles[key_type], _clean_value(value))
+            for number, key_type, value in zip(numbers, types, values, strict=True)
+            if key_type in roles
+        ]
+        _collect_usage(parsed, entries, every_record=False)
+
     agent_lines = [i for i, key_type in enumerate(types) if key_type == _UA]
     first = agent_lines[0] if agent_lines else len(types)
     for i in [i for i, key_type in enumerate(types[:first]) if key_type <= ALLOW]:
@@ -817,12 +856,23 @@ _1994_FIELDS = {
     b"disallow": DISALLOW,
     b"allow": ALLOW,
     b"sitemap": _SITEMAP,
+    **_USAGE_LABELS,
 }
+
+
+def _collect_usage(
+    parsed: Parsed, entries: list[_usage_rules.Entry], *, every_record: bool
+) -> None:
+    usage, notes = _usage_rules.collect(entries, every_record=every_record)
+    for line, outside, detail in notes:
+        parsed.note(line, OUTSIDE_GROUP if outside else USAGE_INVALID, detail)
+    parsed.usage = usage
 
 
 def parse_1994(body: bytes) -> Parsed:
     _, lines, builder = _start(body)
     parsed = builder.parsed
+    usage = False
     for line, raw in enumerate(lines, 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
@@ -845,6 +895,10 @@ def parse_1994(body: bytes) -> Parsed:
         elif key_type == _SITEMAP:
             if value:
                 builder.sitemaps.append(decode_text(value))
+        elif key_type > _COMMENT:
+            usage = True
         else:
             parsed.note(line, UNKNOWN_FIELD, written)
+    if usage:
+        _collect_usage(parsed, _usage_rules.entries_1994(lines), every_record=True)
     return builder.finish()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
+from scrapy_robots_std.robotstxt import usage as _usage
 from scrapy_robots_std.robotstxt.packed import pack
 from scrapy_robots_std.robotstxt.parser import (
     RFC9309,
@@ -21,6 +22,8 @@ from scrapy_robots_std.robotstxt.parser import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from scrapy_robots_std.robotstxt.usage import UsagePreferences, UsageSummary
 
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
@@ -223,6 +226,17 @@ class RobotsTxt:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
         group) or the reason no rule decided."""
         return self._decide(url, token, with_rule=True)
+
+    def usage(self, url: str, token: str) -> UsagePreferences:
+        """The usage preferences (``Content-Usage``, ``Content-Signal``) this file
+        states for ``url`` and ``token``: use preferences, not access rules.
+        Raises ``ValueError`` as :meth:`allowed` does."""
+        allowed = self.allowed(url, token)
+        return _usage.for_url(self._parsed, self.standard, url, token, allowed=allowed)
+
+    def usage_summary(self) -> UsageSummary:
+        """How many usage lines the file holds (and how many were unusable)."""
+        return _usage.summary(self._parsed)
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests asked of ``token``; None when not set (or 1994)."""

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 _WIDTHS = (4, 3, 2, 1, 0)
 _CODES = {4: "I", 3: "I", 2: "H", 1: "B", 0: "B"}
 
-assert array("I").itemsize == 4 and array("H").itemsize == 2  # noqa: S101
+assert array("I").itemsize == 4 and array("H").itemsize == 2
 
 
 def key_of(pattern: bytes) -> bytes:

@@ -1,0 +1,393 @@
+"""Usage preferences for one URL: what the site says its content may be used for.
+
+These are *use* preferences (IETF AIPREF ``Content-Usage``, Cloudflare
+``Content-Signal``), not access rules: they never change what may be fetched.
+Pure: no Scrapy, no Twisted.
+
+A crawl asks twice per URL: :meth:`RobotsTxt.usage` before the fetch (the
+robots.txt part; a disallow there is final, since headers can only add
+restrictions), then :meth:`UsagePreferences.with_headers` on the response.
+:meth:`UsagePreferences.decide` turns either into a decision for a declared
+purpose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from scrapy_robots_std.robotstxt import matcher as _matcher
+from scrapy_robots_std.robotstxt import usage_query as _query
+from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line
+from scrapy_robots_std.robotstxt.usage_vocab import (
+    AIPREF,
+    ALLOW,
+    CONTENT_SIGNAL,
+    DISALLOW,
+    PURPOSES,
+    UNKNOWN,
+    VOCABULARIES,
+    Vocabulary,
+    check_purpose,
+    most_restrictive,
+    read_statement,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from scrapy_robots_std.robotstxt.parser import Parsed
+
+__all__ = [
+    "PurposeDecision",
+    "UsagePreference",
+    "UsagePreferences",
+    "UsageSource",
+    "UsageSummary",
+]
+
+REASON_RULES = "rules"  # at least one statement applies
+REASON_NO_STATEMENT = "no-statement"  # the group states nothing for this URL
+REASON_NO_GROUP = "no-group"  # no group applies to the token
+REASON_DISALLOWED = "disallowed"  # a URL that may not be crawled carries none
+REASON_NO_ROBOTS_TXT = "no-robots-txt"  # no usable robots.txt (4xx, 5xx, exempt)
+
+ROBOTS_TXT = "robots.txt"
+HEADER = "header"
+
+_BY_FIELD = {vocabulary.field: vocabulary for vocabulary in VOCABULARIES}
+_BY_NAME = {vocabulary.name: vocabulary for vocabulary in VOCABULARIES}
+
+
+@dataclass(frozen=True)
+class UsageSource:
+    """One statement: a robots.txt line or a response header.
+
+    ``members`` holds every key with its value as written, labels that no
+    vocabulary knows (``use``, the legacy ``bots``) included, with no effect;
+    ``states`` only the categories it allows or disallows.  ``error`` says why
+    the value is not a Dictionary: then it states nothing.
+    """
+
+    origin: str  # "robots.txt" or "header"
+    field: str  # "Content-Usage" or "Content-Signal"
+    value: str  # as written (undecodable bytes shown as U+FFFD)
+    line: int | None = None
+    path: str | None = None  # Content-Usage in robots.txt: "" when none
+    states: tuple[tuple[str, str], ...] = ()
+    members: tuple[tuple[str, str], ...] = ()
+    error: str | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line is not None else self.origin
+        return f'{where} "{self.field}: {self.value}"'
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "from": self.origin,
+            "field": self.field,
+            "line": self.line,
+            "path": self.path,
+            "value": self.value,
+            "members": dict(self.members),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class UsagePreference:
+    """One category's value, and the statements that gave it."""
+
+    value: str = UNKNOWN  # "allow", "disallow" or "unknown"
+    sources: tuple[UsageSource, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "sources": [source.to_dict() for source in self.sources],
+        }
+
+
+@dataclass(frozen=True)
+class PurposeDecision:
+    """What the statements say about one declared purpose.
+
+    ``value`` is the most restrictive of every mapped category; ``conflict``
+    is True when one vocabulary allows and the other disallows (the decision
+    is then disallow).  ``unknown`` is left for the caller's policy.
+    """
+
+    purpose: str
+    value: str
+    conflict: bool
+    categories: tuple[tuple[str, str, str], ...]  # (vocabulary, category, value)
+    sources: tuple[UsageSource, ...]
+
+    def __str__(self) -> str:
+        text = f"{self.value} for {self.purpose}"
+        if self.conflict:
+            said = ", ".join(
+                f"{_BY_NAME[v].field} {c}={value}" for v, c, value in self.categories
+            )
+            text += f" (conflict: {said})"
+        if self.sources and self.value != UNKNOWN:
+            text += " by " + "; ".join(map(str, self.sources))
+        return text
+
+
+@dataclass(frozen=True)
+class UsagePreferences:
+    """Every category of both vocabularies for one URL, with its sources.
+
+    ``aipref`` maps ``train-ai`` and ``search``; ``content_signal`` maps
+    ``search``, ``ai-input`` and ``ai-train``.  ``sources`` lists every
+    statement taken into account, invalid ones included; ``reason`` says why
+    robots.txt gave what it gave (see the ``REASON_*`` constants).
+    """
+
+    reason: str
+    sources: tuple[UsageSource, ...] = ()
+    aipref: Mapping[str, UsagePreference] = field(default_factory=dict, hash=False)
+    content_signal: Mapping[str, UsagePreference] = field(
+        default_factory=dict, hash=False
+    )
+
+    @classmethod
+    def combine(cls, reason: str, sources: Iterable[UsageSource]) -> UsagePreferences:
+        """Per category the most restrictive value of ``sources`` (vocab-07 5.1)."""
+        sources = tuple(sources)
+        aipref = _table(AIPREF, [s for s in sources if s.field == AIPREF.field])
+        signal = [s for s in sources if s.field == CONTENT_SIGNAL.field]
+        return cls(reason, sources, aipref, _table(CONTENT_SIGNAL, signal))
+
+    @classmethod
+    def unknown(cls, reason: str = REASON_NO_ROBOTS_TXT) -> UsagePreferences:
+        """Every category unknown: no usable robots.txt, or a request exempt from it."""
+        return cls.combine(reason, ())
+
+    def with_headers(
+        self,
+        content_usage: Iterable[bytes | str] = (),
+        content_signal: Iterable[bytes | str] = (),
+    ) -> UsagePreferences:
+        """These preferences with a response's header field lines folded in.
+
+        Each header's field lines are joined with ``", "`` and parsed once
+        (RFC 9651 4.2), so a key repeated across lines takes its last value.
+        A header can only make a category stricter.  Pass
+        ``response.headers.getlist("Content-Usage")`` and the same for
+        ``Content-Signal``; empty field lines are skipped.
+        """
+        added = [
+            source
+            for field_name, lines in (
+                (AIPREF.field, content_usage),
+                (CONTENT_SIGNAL.field, content_signal),
+            )
+            if (source := header_source(field_name, lines)) is not None
+        ]
+        if not added:
+            return self
+        aipref, signal = self.aipref, self.content_signal
+        for source in added:
+            if source.field == AIPREF.field:
+                aipref = _fold(aipref, source)
+            else:
+                signal = _fold(signal, source)
+        return UsagePreferences(self.reason, (*self.sources, *added), aipref, signal)
+
+    def table(self, vocabulary: str) -> Mapping[str, UsagePreference]:
+        """The categories of a vocabulary by its name (``aipref``, ``content-signal``)."""
+        return self.aipref if vocabulary == AIPREF.name else self.content_signal
+
+    @property
+    def stated(self) -> bool:
+        """Whether any category is allowed or disallowed."""
+        tables = (self.aipref, self.content_signal)
+        return any(p.value != UNKNOWN for table in tables for p in table.values())
+
+    def decide(self, purpose: str) -> PurposeDecision:
+        """The decision for a declared purpose (``train-ai``, ``search``, ``ai-input``)."""
+        said = [
+            (name, category, self.table(name)[category])
+            for name, category in PURPOSES[check_purpose(purpose)]
+        ]
+        value = most_restrictive(p.value for _, _, p in said)
+        by_vocabulary: dict[str, set[str]] = {}
+        for name, _, preference in said:
+            by_vocabulary.setdefault(name, set()).add(preference.value)
+        stated = [most_restrictive(values) for values in by_vocabulary.values()]
+        conflict = ALLOW in stated and DISALLOW in stated
+        sources = tuple(
+            dict.fromkeys(s for _, _, p in said if p.value == value for s in p.sources)
+        )
+        categories = tuple((n, c, p.value) for n, c, p in said)
+        return PurposeDecision(purpose, value, conflict, categories, sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (for logs, audit records and ``--json``)."""
+        return {
+            "reason": self.reason,
+            "aipref": {c: p.to_dict() for c, p in self.aipref.items()},
+            "content_signal": {c: p.to_dict() for c, p in self.content_signal.items()},
+            "sources": [source.to_dict() for source in self.sources],
+        }
+
+    def explain_lines(self) -> list[str]:
+        """A few lines for a person: each vocabulary's values, then each source."""
+        if self.reason == REASON_DISALLOWED and not self.sources:
+            return [
+                "usage: none (a URL that may not be crawled carries no preferences)"
+            ]
+        lines = []
+        for vocabulary in VOCABULARIES:
+            table = self.table(vocabulary.name)
+            values = ", ".join(
+                f"{category}={preference.value}"
+                + (
+                    " (" + ", ".join(map(_where, preference.sources)) + ")"
+                    if preference.sources
+                    else ""
+                )
+                for category, preference in table.items()
+            )
+            lines.append(f"usage ({vocabulary.field}): {values}")
+        if not self.sources:
+            lines.append(f"  no statement ({self.reason})")
+        for source in self.sources:
+            note = (
+                f" (invalid: {source.error}; every category unknown)"
+                if source.error
+                else ""
+            )
+            lines.append(f"  {source}{note}")
+        return lines
+
+
+def _table(
+    vocabulary: Vocabulary, sources: Iterable[UsageSource]
+) -> dict[str, UsagePreference]:
+    table = {category: UsagePreference() for category in vocabulary.categories}
+    for source in sources:
+        table = _fold(table, source)
+    return table
+
+
+def _fold(
+    table: Mapping[str, UsagePreference], source: UsageSource
+) -> dict[str, UsagePreference]:
+    """``table`` with one more statement: the most restrictive value stays, and
+    the sources that gave it."""
+    states = dict(source.states)
+    folded = {}
+    for category, old in table.items():
+        said = states.get(category, UNKNOWN)
+        value = most_restrictive((old.value, said))
+        given = old.sources if old.value == value else ()
+        if said == value != UNKNOWN:
+            given = (*given, source)
+        folded[category] = UsagePreference(value, given)
+    return folded
+
+
+def _where(source: UsageSource) -> str:
+    return f"line {source.line}" if source.line is not None else source.origin
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    """What a robots.txt holds in usage lines, for stats and logs."""
+
+    content_usage: int = 0
+    content_signal: int = 0
+    invalid: int = 0
+    outside_group: int = 0
+
+    @property
+    def stated(self) -> bool:
+        return bool(self.content_usage or self.content_signal)
+
+
+def summary(parsed: Parsed) -> UsageSummary:
+    rules = parsed.usage
+    if rules is None:
+        return UsageSummary()
+    return UsageSummary(rules.count(0), rules.count(1), rules.invalid, rules.outside)
+
+
+def header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource | None:
+    """One header's field lines as one statement; None when there are none."""
+    values = [
+        line.encode("latin-1", "replace") if isinstance(line, str) else bytes(line)
+        for line in lines
+    ]
+    values = [value.strip(b" \t") for value in values]
+    joined = b", ".join(value for value in values if value)
+    if not joined:
+        return None
+    return _source(_BY_FIELD[field_name], joined, origin=HEADER)
+
+
+def _source(
+    vocabulary: Vocabulary,
+    value: bytes,
+    *,
+    origin: str,
+    line: int | None = None,
+    path: bytes | None = None,
+    preference: bytes | None = None,
+) -> UsageSource:
+    statement = read_statement(vocabulary, value if preference is None else preference)
+    return UsageSource(
+        origin=origin,
+        field=vocabulary.field,
+        value=value.decode("utf-8", "replace"),
+        line=line,
+        path=None if path is None else path.decode("utf-8", "replace"),
+        states=statement.values,
+        members=statement.members,
+        error=statement.error,
+    )
+
+
+def _line_source(line: Line, cache: dict[int, UsageSource]) -> UsageSource:
+    found = cache.get(line.number)
+    if found is None:
+        found = cache[line.number] = _new_line_source(line)
+    return found
+
+
+def _new_line_source(line: Line) -> UsageSource:
+    vocabulary = _BY_FIELD[FIELDS[line.kind]]
+    return _source(
+        vocabulary,
+        line.value,
+        origin=ROBOTS_TXT,
+        line=line.number,
+        path=line.path,
+        preference=line.preference,
+    )
+
+
+def for_url(
+    parsed: Parsed, standard: str, url: str, token: str, *, allowed: bool
+) -> UsagePreferences:
+    """The robots.txt part for ``url`` (``allowed``: its access verdict)."""
+    if not allowed:
+        return UsagePreferences.unknown(REASON_DISALLOWED)
+    rules = parsed.usage
+    if rules is None:
+        return UsagePreferences.unknown(REASON_NO_STATEMENT)
+    compiled = _query.select(rules, parsed.all_agents, standard, token)
+    if compiled is None:
+        return UsagePreferences.unknown(REASON_NO_GROUP)
+    cache = compiled.sources
+    if compiled.signal_part is None:
+        signals = tuple(_line_source(line, cache) for line in compiled.signals)
+        compiled.signal_part = (signals, _table(CONTENT_SIGNAL, signals))
+    signals, signal_table = compiled.signal_part
+    path = _matcher.path_rfc9309(_matcher.split_url(url))
+    usage = tuple(_line_source(line, cache) for line in compiled.longest(path))
+    sources = (*usage, *signals)
+    reason = REASON_RULES if sources else REASON_NO_STATEMENT
+    return UsagePreferences(reason, sources, _table(AIPREF, usage), signal_table)

@@ -1,0 +1,114 @@
+"""The usage-preference vocabularies and purposes, as data.
+
+Two vocabularies state how content may be used: IETF AIPREF's
+``Content-Usage`` and Cloudflare's ``Content-Signal``.  Both are RFC 9651
+Dictionaries whose keys are category labels.  A new label (``infer-system``,
+say) or a new purpose is one entry here, not new code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from scrapy_robots_std.robotstxt.sfdict import (
+    StructuredFieldError,
+    Token,
+    parse_dictionary,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+ALLOW: Final = "allow"
+DISALLOW: Final = "disallow"
+UNKNOWN: Final = "unknown"
+
+#: The texts implemented, by what they define.
+REVISIONS: Final = {
+    "attach": "draft-ietf-aipref-attach-05",
+    "vocab": "draft-ietf-aipref-vocab-07",
+    "content-signals": "Content Signals Policy (contentsignals.org, 2025-09-24)",
+}
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """One vocabulary: its field name, its categories and its two tokens."""
+
+    name: str
+    field: str
+    categories: tuple[str, ...]
+    allow: str
+    disallow: str
+
+
+#: vocab-07 section 4 (no hierarchy: -07 removed it).
+AIPREF: Final = Vocabulary("aipref", "Content-Usage", ("train-ai", "search"), "y", "n")
+#: contentsignals.org; ``use`` has no allow/deny meaning and stays raw.
+CONTENT_SIGNAL: Final = Vocabulary(
+    "content-signal", "Content-Signal", ("search", "ai-input", "ai-train"), "yes", "no"
+)
+VOCABULARIES: Final = (AIPREF, CONTENT_SIGNAL)
+
+#: A declared purpose -> the (vocabulary name, category) pairs that speak to it.
+PURPOSES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
+    "train-ai": (("aipref", "train-ai"), ("content-signal", "ai-train")),
+    "search": (("aipref", "search"), ("content-signal", "search")),
+    "ai-input": (("content-signal", "ai-input"),),
+}
+
+_RANK: Final = {UNKNOWN: 0, ALLOW: 1, DISALLOW: 2}
+#: Raw members kept per statement, for display: a hostile 500 KiB value would
+#: otherwise keep a Python object per member for as long as the file is cached.
+MAX_MEMBERS: Final = 64
+
+
+def most_restrictive(values: Iterable[str]) -> str:
+    """vocab-07 5.1: any disallow wins, then any allow, else unknown."""
+    return max(values, key=_RANK.__getitem__, default=UNKNOWN)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One value read in a vocabulary (vocab-07 6.5).
+
+    ``values`` holds only the vocabulary's categories that the value states
+    (allow or disallow); ``members`` every key with its value as written,
+    unknown and legacy labels included; ``error`` why the value is not a
+    Dictionary, in which case every category is unknown.
+    """
+
+    values: tuple[tuple[str, str], ...]
+    members: tuple[tuple[str, str], ...]
+    error: str | None = None
+
+    def value(self, category: str) -> str:
+        return next((v for c, v in self.values if c == category), UNKNOWN)
+
+
+def read_statement(vocabulary: Vocabulary, data: bytes) -> Statement:
+    """``data`` (bytes as sent) read as a preference in ``vocabulary``."""
+    try:
+        members = parse_dictionary(data)
+    except StructuredFieldError as exc:
+        return Statement((), (), str(exc))
+    values = []
+    for category in vocabulary.categories:
+        member = members.get(category)
+        # Only a Token counts: the String "n" or a bare key (true) is unknown.
+        if member is None or not isinstance(member.value, Token):
+            continue
+        if member.value == vocabulary.allow:
+            values.append((category, ALLOW))
+        elif member.value == vocabulary.disallow:
+            values.append((category, DISALLOW))
+    raw = tuple((key, member.text) for key, member in members.items())[:MAX_MEMBERS]
+    return Statement(tuple(values), raw)
+
+
+def check_purpose(purpose: str) -> str:
+    if purpose not in PURPOSES:
+        known = ", ".join(PURPOSES)
+        raise ValueError(f"unknown usage purpose {purpose!r}: expected one of {known}")
+    return purpose
