@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
 from scrapy_robots_std.config import Config, SettingsError
+from scrapy_robots_std.policy import MAX_TTL
 from scrapy_robots_std.robotstxt.parser import RFC9309
 
 if TYPE_CHECKING:
@@ -153,7 +154,10 @@ class RedisCache(LayeredCache):
             config.redis_url,
             prefix=config.redis_prefix,
             timeout=config.redis_timeout,
-            keep_stale=config.cache_ttl,
+            # The 24 h RFC 9309 allows: the record stays to be revalidated (304) or
+            # to stand in while its origin is unreachable, even when its verdict's
+            # own TTL is short.
+            keep_stale=MAX_TTL,
             max_origins=config.cache_max_origins,
             max_bytes=config.cache_max_bytes,
             standard=config.standard,
