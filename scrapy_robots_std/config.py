@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots_std.policy import MAX_TTL
 from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS
 from scrapy_robots_std.robotstxt.tokens import product_token
+from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -45,6 +46,9 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_CACHE_PATH": None,
     "ROBOTS_STD_REDIS_PREFIX": "robots_std",
     "ROBOTS_STD_REDIS_TIMEOUT": 1.0,
+    "ROBOTS_STD_USAGE_PURPOSE": None,
+    "ROBOTS_STD_USAGE_ENFORCE": "off",
+    "ROBOTS_STD_USAGE_UNKNOWN": "allow",
 }
 
 #: ``REDIS_URL`` (scrapy-redis's setting) when it is not set: scrapy-redis's default
@@ -60,6 +64,16 @@ _MIN_DECOMPRESSED: Final = 512_000
 #: The smallest ``ROBOTS_STD_CACHE_MAX_BYTES``: one parsed file keeps at most 1 MiB,
 #: so the newest entry always fits.
 MIN_CACHE_MAX_BYTES: Final = 1024 * 1024
+
+
+#: ``ROBOTS_STD_USAGE_ENFORCE``: only expose usage preferences, also record a
+#: decision for the declared purpose, or drop on a "no".
+ENFORCE_OFF: Final = "off"
+ENFORCE_TAG: Final = "tag"
+ENFORCE_DROP: Final = "drop"
+#: ``ROBOTS_STD_USAGE_UNKNOWN``: what an unknown preference means under ``drop``.
+UNKNOWN_ALLOW: Final = "allow"
+UNKNOWN_DENY: Final = "deny"
 
 
 #: The setting that chooses the standard.
@@ -129,6 +143,25 @@ def _integer(settings: BaseSettings, name: str, *, low: int) -> int:
     if value < low:
         raise SettingsError(f"{name}: expected an integer >= {low}, got {raw!r}")
     return value
+
+
+def _choice(
+    settings: BaseSettings,
+    name: str,
+    choices: tuple[str, ...],
+    *,
+    optional: bool = False,
+) -> Any:
+    """One of ``choices`` (``None`` too when ``optional`` and the setting is unset)."""
+    raw = settings.get(name)
+    if raw is None or raw == "":
+        raw = DEFAULTS[name]
+        if raw is None and optional:
+            return None
+    if isinstance(raw, str) and raw.strip().lower() in choices:
+        return raw.strip().lower()
+    expected = ", ".join(repr(choice) for choice in choices)
+    raise SettingsError(f"{name}: expected one of {expected}, got {raw!r}")
 
 
 def _boolean(settings: BaseSettings, name: str) -> bool:
@@ -220,6 +253,10 @@ class Config:
     redis_url: str
     redis_prefix: str
     redis_timeout: float
+    #: the declared purpose of the crawl's requests (``None``: none declared)
+    usage_purpose: str | None
+    usage_enforce: str
+    usage_unknown: str
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -304,5 +341,16 @@ class Config:
                 low=0,
                 high=60,
                 low_inclusive=False,
+            ),
+            usage_purpose=_choice(
+                settings, "ROBOTS_STD_USAGE_PURPOSE", tuple(PURPOSES), optional=True
+            ),
+            usage_enforce=_choice(
+                settings,
+                "ROBOTS_STD_USAGE_ENFORCE",
+                (ENFORCE_OFF, ENFORCE_TAG, ENFORCE_DROP),
+            ),
+            usage_unknown=_choice(
+                settings, "ROBOTS_STD_USAGE_UNKNOWN", (UNKNOWN_ALLOW, UNKNOWN_DENY)
             ),
         )

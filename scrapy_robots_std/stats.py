@@ -16,6 +16,12 @@ DROP_RULE: Final = "rule"  # a Disallow rule of the robots.txt decided
 DROP_UNREACHABLE: Final = "unreachable"  # robots.txt could not be fetched
 DROP_STATUS: Final = "http-status"  # 1994 mode: robots.txt answered 401 or 403
 DROP_SHUTDOWN: Final = "shutdown"  # still waiting for robots.txt when the spider closed
+# Usage preferences (ROBOTS_STD_USAGE_ENFORCE = "drop"): not access rules.
+DROP_USAGE: Final = "usage"  # robots.txt's Content-Usage/Content-Signal said no
+DROP_USAGE_HEADER: Final = "usage-header"  # the response's headers said no
+DROP_USAGE_UNKNOWN: Final = (
+    "usage-unknown"  # unknown, and ROBOTS_STD_USAGE_UNKNOWN=deny
+)
 
 
 def stat(*parts: str) -> str:
@@ -96,3 +102,26 @@ DELAY_MAX_SECONDS: Final = stat("delay", "max_seconds")
 DELAY_REQUESTS: Final = stat("delay", "requests")
 SITEMAPS_SCHEDULED: Final = stat("sitemaps", "scheduled")
 SITEMAPS_INVALID: Final = stat("sitemaps", "invalid")
+
+
+# -- usage preferences (Content-Usage, Content-Signal) --------------------------------
+#: lines in the robots.txt files parsed, by field
+USAGE_RULES_CONTENT_USAGE: Final = stat("usage", "rules", "content_usage")
+USAGE_RULES_CONTENT_SIGNAL: Final = stat("usage", "rules", "content_signal")
+#: usage lines whose value did not parse (every category unknown under them)
+USAGE_PARSE_ERROR: Final = stat("usage", "parse_error")
+#: usage lines before any user-agent line (ignored)
+USAGE_OUTSIDE_GROUP: Final = stat("usage", "outside_group")
+#: robots.txt files parsed that state usage preferences
+USAGE_ORIGINS: Final = stat("usage", "origins")
+#: responses that carried a Content-Usage or Content-Signal header
+USAGE_HEADER_SEEN: Final = stat("usage", "header_seen")
+#: decisions where one vocabulary allowed and the other disallowed (resolved: no)
+USAGE_CONFLICT: Final = stat("usage", "conflict")
+#: requests whose meta named an unknown purpose (no decision made)
+USAGE_BAD_PURPOSE: Final = stat("usage", "bad_purpose")
+
+
+def usage_decision(purpose: str, value: str) -> str:
+    """``robots_std/usage/decision/<purpose>/<allow|disallow|unknown>``."""
+    return stat("usage", "decision", purpose, value)

@@ -44,6 +44,10 @@ ATTRIBUTES = {
     "ROBOTS_STD_CACHE_PATH": "cache_path",
     "ROBOTS_STD_REDIS_PREFIX": "redis_prefix",
     "ROBOTS_STD_REDIS_TIMEOUT": "redis_timeout",
+    "ROBOTS_STD_CACHE_MAX_BYTES": "cache_max_bytes",
+    "ROBOTS_STD_USAGE_PURPOSE": "usage_purpose",
+    "ROBOTS_STD_USAGE_ENFORCE": "usage_enforce",
+    "ROBOTS_STD_USAGE_UNKNOWN": "usage_unknown",
 }
 
 
@@ -116,6 +120,16 @@ VALID = [
     # integer >= 1
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 1, 1),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "500", 500),
+    # integer >= 1 MiB
+    ("ROBOTS_STD_CACHE_MAX_BYTES", 1_048_576, 1_048_576),
+    ("ROBOTS_STD_CACHE_MAX_BYTES", "134217728", 134_217_728),
+    # usage preferences: a purpose, a mode, a policy (case and spaces forgiven)
+    ("ROBOTS_STD_USAGE_PURPOSE", "train-ai", "train-ai"),
+    ("ROBOTS_STD_USAGE_PURPOSE", " Search ", "search"),
+    ("ROBOTS_STD_USAGE_PURPOSE", "ai-input", "ai-input"),
+    ("ROBOTS_STD_USAGE_ENFORCE", "tag", "tag"),
+    ("ROBOTS_STD_USAGE_ENFORCE", "DROP", "drop"),
+    ("ROBOTS_STD_USAGE_UNKNOWN", "deny", "deny"),
     # integer >= 512000
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 512_000, 512_000),
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", "1048576", 1_048_576),
@@ -219,6 +233,14 @@ INVALID = [
     ("ROBOTS_STD_SITEMAP_CALLBACK", 42),
     ("ROBOTS_STD_SITEMAP_CALLBACK", True),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 0),
+    ("ROBOTS_STD_CACHE_MAX_BYTES", 1_048_575),
+    ("ROBOTS_STD_CACHE_MAX_BYTES", "128M"),
+    ("ROBOTS_STD_USAGE_PURPOSE", "training"),
+    ("ROBOTS_STD_USAGE_PURPOSE", "train-genai"),
+    ("ROBOTS_STD_USAGE_PURPOSE", 1),
+    ("ROBOTS_STD_USAGE_ENFORCE", "on"),
+    ("ROBOTS_STD_USAGE_ENFORCE", True),
+    ("ROBOTS_STD_USAGE_UNKNOWN", "block"),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "0"),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 2.5),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "lots"),

@@ -123,7 +123,9 @@ def normalize_rfc9309(value: bytes) -> bytes:
         return value if value.isascii() else _escape_high(value)
     # Escapes made of high octets are upper-case and not unreserved: the
     # second pass leaves them as they are.
-    form = _unescape(value if value.isascii() else _escape_high(value), _RFC9309_ESCAPES)
+    form = _unescape(
+        value if value.isascii() else _escape_high(value), _RFC9309_ESCAPES
+    )
     return value if form == value else form
 
 
@@ -188,9 +190,8 @@ def candidate_index(value: int) -> int:
 def wildcard_match(path: bytes, pattern: bytes) -> bool:
     """Match a pattern holding ``*`` (and maybe a final ``$``) from the start of path."""
     anchored = pattern[-1] == 0x24  # "$"
-    if (
-        len(pattern) > len(path)
-        and len(pattern) - pattern.count(b"*") - anchored > len(path)
+    if len(pattern) > len(path) and len(pattern) - pattern.count(b"*") - anchored > len(
+        path
     ):
         return False  # more literal bytes than the path holds
     segments = (pattern[:-1] if anchored else pattern).split(b"*")
@@ -289,7 +290,8 @@ class PatternTable:
             + (
                 0
                 if written is None
-                else sys.getsizeof(written) + sum(map(sys.getsizeof, written.values()))
+                else sys.getsizeof(written)
+                + sum(map(sys.getsizeof, written.values()))
                 + 32 * len(written)
             )
         )
@@ -547,9 +549,7 @@ def _wildcard_index(
     def value_of(ref: int) -> int:
         index = ref & INDEX_MASK
         code = codes[index]
-        return candidate(
-            len(pattern_of(ref)), code & 1, code >> _LINE_SHIFT, index
-        )
+        return candidate(len(pattern_of(ref)), code & 1, code >> _LINE_SHIFT, index)
 
     return WildcardIndex(entries, pattern_of, value_of)
 

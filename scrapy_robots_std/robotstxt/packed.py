@@ -51,9 +51,7 @@ class Packed:
     def size(self) -> int:
         """Bytes kept (the object, its blob and its offsets)."""
         return (
-            sys.getsizeof(self)
-            + sys.getsizeof(self._blob)
-            + sys.getsizeof(self._ends)
+            sys.getsizeof(self) + sys.getsizeof(self._blob) + sys.getsizeof(self._ends)
         )
 
 

@@ -234,6 +234,12 @@ class RobotsTxt:
         allowed = self.allowed(url, token)
         return _usage.for_url(self._parsed, self.standard, url, token, allowed=allowed)
 
+    @property
+    def has_usage_rules(self) -> bool:
+        """Whether the file holds any ``Content-Usage`` or ``Content-Signal`` line
+        (a quick test before :meth:`usage`)."""
+        return self._parsed.usage is not None
+
     def usage_summary(self) -> UsageSummary:
         """How many usage lines the file holds (and how many were unusable)."""
         return _usage.summary(self._parsed)

@@ -23,6 +23,7 @@ from scrapy_robots_std.config import Config
 from scrapy_robots_std.robotstxt.robots import Decision
 from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
 from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.fetcher import Fetcher
 from scrapy_robots_std.scrapy.politeness import SlotPoliteness
 from scrapy_robots_std.scrapy.report import Report, record_wait, rule_text
@@ -30,12 +31,13 @@ from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 from scrapy_robots_std.scrapy.sitemaps import SitemapFeeder
 from scrapy_robots_std.scrapy.startup import report_startup
 from scrapy_robots_std.scrapy.store import Store
+from scrapy_robots_std.scrapy.usage import UsageGate
 from scrapy_robots_std.scrapy.verdicts import VerdictBook
 from scrapy_robots_std.scrapy.waiting import WAITED_META
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from scrapy.http import Request
+    from scrapy.http import Request, Response
     from scrapy.spiders import Spider
     from typing_extensions import Self
 
@@ -80,6 +82,7 @@ class RobotsTxtStdMiddleware:
         self.book = VerdictBook(crawler, self.store, fetcher, self._fetched)
         self.sitemap_feeder = SitemapFeeder(crawler, self.config)
         self.politeness = SlotPoliteness(crawler, self.config, self._lookup)
+        self.usage = UsageGate(crawler, self.config, self.report)
         self._tokens: dict[bytes, str] = {}
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
@@ -107,6 +110,14 @@ class RobotsTxtStdMiddleware:
             self._inc(_stats.CACHE_MISS)
             record_wait(self._stats, time.time() - waited_since)
         self._check(request, entry)
+        self.usage.before(request, entry, self._token(request))
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        """Put the usage preferences on the response; drop it when they say no to
+        the declared purpose (``ROBOTS_STD_USAGE_ENFORCE = "drop"``)."""
+        if FETCH_META not in request.meta:  # not our own robots.txt fetches
+            self.usage.after(request, response)
+        return response
 
     def sitemaps(self, url: str) -> tuple[str, ...] | None:
         """The ``Sitemap:`` URLs of the robots.txt for ``url``'s origin: ``None``
@@ -200,6 +211,7 @@ class RobotsTxtStdMiddleware:
         robots, entry = fetched.robots, fetched.entry
         if robots is None:
             return
+        self.usage.parsed(entry.origin, robots)
         self.book.keep(
             self.crawler.signals.send_catch_log_async(
                 signal=signals.robots_parsed,

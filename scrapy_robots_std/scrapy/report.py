@@ -66,12 +66,22 @@ class Report:
         self.unreachable: dict[str, str] = {}
         self.unreachable_untracked = 0
         self.dry_run = False
+        #: origins whose robots.txt states usage preferences (the first few named)
+        self.usage_origins: dict[str, None] = {}
+        self.usage_origin_count = 0
 
     def dropped(self, origin: str, reason: str, rule_label: str | None) -> None:
         self.by_reason.add(reason)
         self.by_origin.add(origin)
         if rule_label is not None:
             self.by_rule.add(rule_label)
+
+    def usage_stated(self, origin: str) -> None:
+        if origin in self.usage_origins:
+            return
+        self.usage_origin_count += 1
+        if len(self.usage_origins) < _TRACKED:
+            self.usage_origins[origin] = None
 
     def origin_unreachable(self, origin: str, detail: str) -> None:
         if origin in self.unreachable or len(self.unreachable) < _TRACKED:
@@ -117,4 +127,13 @@ class Report:
             lines.extend(f"    {o}: {d}" for o, d in shown)
             if more > 0:
                 lines.append(f"    ... and {more} more")
+        if self.usage_origin_count:
+            named = list(self.usage_origins)[: max(self.top, 1)]
+            lines.append(
+                "  origins whose robots.txt states AI usage preferences "
+                f"(Content-Usage, Content-Signal): {self.usage_origin_count}"
+            )
+            lines.extend(f"    {o}" for o in named)
+            if self.usage_origin_count > len(named):
+                lines.append(f"    ... and {self.usage_origin_count - len(named)} more")
         return "\n".join(lines)

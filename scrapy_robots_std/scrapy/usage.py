@@ -1,0 +1,231 @@
+"""AI usage preferences in the crawl: exposed on every response, enforced on request.
+
+Before a request is sent, :meth:`UsageGate.before` puts what its origin's robots.txt
+says (``Content-Usage``, ``Content-Signal``) in ``request.meta["robots_std_usage"]``.
+When its response arrives, :meth:`UsageGate.after` folds in the response's own
+headers, which can only make a preference stricter. With a declared purpose and
+``ROBOTS_STD_USAGE_ENFORCE = "drop"``, a "no" from robots.txt drops the request
+before it is sent (no header can lift it), and a "no" from the headers drops the
+response. These are *use* preferences, not access rules: robots.txt access
+decisions never depend on them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Final
+
+from scrapy.exceptions import IgnoreRequest
+
+from scrapy_robots_std import policy
+from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.config import ENFORCE_DROP, ENFORCE_OFF, UNKNOWN_DENY
+from scrapy_robots_std.robotstxt.usage import (
+    HEADER,
+    REASON_NO_ROBOTS_TXT,
+    REASON_NO_STATEMENT,
+    PurposeDecision,
+    UsagePreferences,
+)
+from scrapy_robots_std.robotstxt.usage_vocab import DISALLOW, PURPOSES, UNKNOWN
+from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.origin import origin_of
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Request, Response
+
+    from scrapy_robots_std.cache.base import CacheEntry
+    from scrapy_robots_std.config import Config
+    from scrapy_robots_std.robotstxt.robots import RobotsTxt
+    from scrapy_robots_std.scrapy.report import Report
+
+__all__ = [
+    "DECISION_META",
+    "PURPOSE_META",
+    "USAGE_META",
+    "UsageDisallowed",
+    "UsageGate",
+]
+
+logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
+
+#: request/response meta: the :class:`~scrapy_robots_std.UsagePreferences`
+USAGE_META: Final = "robots_std_usage"
+#: request/response meta: the :class:`~scrapy_robots_std.PurposeDecision`, when a
+#: purpose is declared and enforcement is ``tag`` or ``drop``
+DECISION_META: Final = "robots_std_usage_decision"
+#: request meta: this request's purpose, overriding ``ROBOTS_STD_USAGE_PURPOSE``
+PURPOSE_META: Final = "robots_std_usage_purpose"
+
+# Shared answers for the common cases: no object built per request.
+_NO_ROBOTS_TXT: Final = UsagePreferences.unknown(REASON_NO_ROBOTS_TXT)
+_NO_STATEMENT: Final = UsagePreferences.unknown(REASON_NO_STATEMENT)
+
+
+class UsageDisallowed(IgnoreRequest):
+    """The ``IgnoreRequest`` of a request or response dropped for a usage preference.
+
+    ``decision`` is the :class:`~scrapy_robots_std.PurposeDecision` (its ``sources``
+    name the lines or headers that said no); ``preferences`` is everything known.
+    """
+
+    def __init__(
+        self, message: str, decision: PurposeDecision, preferences: UsagePreferences
+    ) -> None:
+        super().__init__(message)
+        self.decision = decision
+        self.preferences = preferences
+
+
+class UsageGate:
+    """Puts usage preferences on requests and responses; drops when told to."""
+
+    def __init__(self, crawler: Crawler, config: Config, report: Report) -> None:
+        self.crawler = crawler
+        self.config = config
+        self.report = report
+        self._stats = crawler.stats
+
+    def parsed(self, origin: str, robots: RobotsTxt) -> None:
+        """Count what a robots.txt parsed just now says about usage."""
+        said = robots.usage_summary()
+        if not (said.stated or said.invalid or said.outside_group):
+            return
+        stats = self._stats
+        stats.inc_value(_stats.USAGE_RULES_CONTENT_USAGE, said.content_usage)
+        stats.inc_value(_stats.USAGE_RULES_CONTENT_SIGNAL, said.content_signal)
+        stats.inc_value(_stats.USAGE_PARSE_ERROR, said.invalid)
+        stats.inc_value(_stats.USAGE_OUTSIDE_GROUP, said.outside_group)
+        if said.stated:
+            stats.inc_value(_stats.USAGE_ORIGINS)
+            self.report.usage_stated(origin)
+
+    def before(self, request: Request, entry: CacheEntry, token: str) -> None:
+        """Record what robots.txt says for ``request``; drop it (``drop`` mode) when
+        that is already "no" for its purpose."""
+        robots = entry.robots
+        if entry.verdict != policy.PARSE or robots is None:
+            preferences = _NO_ROBOTS_TXT
+        elif not robots.has_usage_rules:
+            preferences = _NO_STATEMENT
+        else:
+            try:
+                preferences = robots.usage(request.url, token)
+            except ValueError:  # a URL the parser cannot read: nothing known
+                preferences = _NO_ROBOTS_TXT
+        request.meta[USAGE_META] = preferences
+        if self.config.usage_enforce != ENFORCE_DROP:
+            return  # decided (and counted) once, when the response is in
+        decision = self._decision(request, preferences)
+        # Only a "no" is final before the response: a header may still say no,
+        # never yes to what robots.txt refused.
+        if decision is not None and decision.value == DISALLOW:
+            request.meta[DECISION_META] = decision
+            if not self.config.dry_run:  # else counted with its response
+                self._count(decision)
+            self._drop(
+                request, decision, preferences, entry.robots_url, _stats.DROP_USAGE
+            )
+
+    def after(self, request: Request, response: Response) -> None:
+        """Fold the response's headers in, record the decision, and drop the
+        response (``drop`` mode) when its purpose gets a "no" (or an unknown,
+        with ``ROBOTS_STD_USAGE_UNKNOWN = "deny"``)."""
+        meta = request.meta
+        preferences: UsagePreferences = meta.get(USAGE_META) or _NO_ROBOTS_TXT
+        usage = response.headers.getlist(b"Content-Usage")
+        signal = response.headers.getlist(b"Content-Signal")
+        if usage or signal:
+            self._inc(_stats.USAGE_HEADER_SEEN)
+            preferences = preferences.with_headers(usage, signal)
+        meta[USAGE_META] = preferences
+        decision = self._decision(request, preferences)
+        if decision is None:
+            return
+        meta[DECISION_META] = decision
+        self._count(decision)
+        if self.config.usage_enforce != ENFORCE_DROP:
+            return
+        if decision.value == DISALLOW:
+            by_header = any(source.origin == HEADER for source in decision.sources)
+            reason = _stats.DROP_USAGE_HEADER if by_header else _stats.DROP_USAGE
+        elif decision.value == UNKNOWN and self.config.usage_unknown == UNKNOWN_DENY:
+            reason = _stats.DROP_USAGE_UNKNOWN
+        else:
+            return
+        self._drop(request, decision, preferences, None, reason)
+
+    # -- deciding ----------------------------------------------------------------------
+
+    def _purpose(self, request: Request) -> str | None:
+        purpose = request.meta.get(PURPOSE_META, self.config.usage_purpose)
+        if purpose is None or purpose in PURPOSES:
+            return purpose
+        self._inc(_stats.USAGE_BAD_PURPOSE)
+        logger.warning(
+            "Request meta %(key)s=%(value)s is not a usage purpose (expected one of "
+            "%(known)s); no usage decision for %(request)s",
+            {
+                "key": PURPOSE_META,
+                "value": safe(repr(purpose)),
+                "known": ", ".join(PURPOSES),
+                "request": safe(request),
+            },
+            extra={"spider": self.crawler.spider},
+        )
+        return None
+
+    def _decision(
+        self, request: Request, preferences: UsagePreferences
+    ) -> PurposeDecision | None:
+        if self.config.usage_enforce == ENFORCE_OFF:
+            return None
+        purpose = self._purpose(request)
+        return None if purpose is None else preferences.decide(purpose)
+
+    def _count(self, decision: PurposeDecision) -> None:
+        self._inc(_stats.usage_decision(decision.purpose, decision.value))
+        if decision.conflict:
+            self._inc(_stats.USAGE_CONFLICT)
+
+    # -- dropping ----------------------------------------------------------------------
+
+    def _drop(
+        self,
+        request: Request,
+        decision: PurposeDecision,
+        preferences: UsagePreferences,
+        robots_url: str | None,
+        reason: str,
+    ) -> None:
+        where = f" in {robots_url}" if robots_url is not None else " (response headers)"
+        if reason == _stats.DROP_USAGE_UNKNOWN:
+            why = f"unknown for {decision.purpose} and ROBOTS_STD_USAGE_UNKNOWN is deny"
+        else:
+            why = f"{decision}{where}"
+        values = {"request": safe(request), "why": safe(why)}
+        origin = origin_of(request.url)
+        self.report.dropped(request.url if origin is None else origin.key, reason, None)
+        if self.config.dry_run:
+            self._inc(_stats.would_drop(reason))
+            logger.debug(
+                "Would be forbidden by usage preference (dry run): %(request)s: %(why)s",
+                values,
+                extra={"spider": self.crawler.spider},
+            )
+            return
+        self._inc(_stats.dropped(reason))
+        logger.debug(
+            "Forbidden by usage preference: %(request)s: %(why)s",
+            values,
+            extra={"spider": self.crawler.spider},
+        )
+        raise UsageDisallowed(
+            f"Forbidden by usage preference: {values['request']}: {values['why']}",
+            decision,
+            preferences,
+        )
+
+    def _inc(self, key: str) -> None:
+        self._stats.inc_value(key)
