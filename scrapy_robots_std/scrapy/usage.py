@@ -115,6 +115,7 @@ class UsageGate:
             except ValueError:  # a URL the parser cannot read: nothing known
                 preferences = _NO_ROBOTS_TXT
         request.meta[USAGE_META] = preferences
+        request.meta.pop(DECISION_META, None)  # a redirect's earlier hop decided that
         if self.config.usage_enforce != ENFORCE_DROP:
             return  # decided (and counted) once, when the response is in
         decision = self._decision(request, preferences)
@@ -140,6 +141,7 @@ class UsageGate:
             self._inc(_stats.USAGE_HEADER_SEEN)
             preferences = preferences.with_headers(usage, signal)
         meta[USAGE_META] = preferences
+        judged = meta.get(DECISION_META)  # a dry run's "no" from robots.txt
         decision = self._decision(request, preferences)
         if decision is None:
             return
@@ -147,6 +149,8 @@ class UsageGate:
         self._count(decision)
         if self.config.usage_enforce != ENFORCE_DROP:
             return
+        if isinstance(judged, PurposeDecision) and judged.value == DISALLOW:
+            return  # reported before it was sent
         if decision.value == DISALLOW:
             by_header = any(source.origin == HEADER for source in decision.sources)
             reason = _stats.DROP_USAGE_HEADER if by_header else _stats.DROP_USAGE

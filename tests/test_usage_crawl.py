@@ -1,0 +1,296 @@
+"""AI usage preferences in real crawls (issue 18, points 3, 4 and 7; SPEC 6).
+
+Two local origins state preferences in robots.txt, and some pages answer with
+``Content-Usage`` headers. What the spider receives, what the server saw, the log
+lines and the stats are checked for the edge cases of the research notes
+(../shared/usage-prefs.md, last section) that need a crawl.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from hostile import Reply, run_crawl
+from scrapy.utils.defer import deferred_f_from_coro_f
+from test_middleware_crawl import MW_LOGGER, assert_no_errors, settings, stat
+
+from scrapy_robots_std import PurposeDecision, UsagePreferences
+
+if TYPE_CHECKING:
+    from hostile import CrawlResult, HostileServer
+
+ROBOTS_A = b"""User-agent: *
+Allow: /
+Disallow: /never/
+Content-Usage: train-ai=n
+Content-Usage: /ai-ok/ train-ai=y
+"""
+ROBOTS_B = b"""Content-Signal: ai-train=yes
+User-agent: *
+Content-Usage: train-ai=y
+Content-Signal: ai-train=no, search=yes, use=reference
+"""
+PAGE = b"<p>page</p>"
+HTML = {"Content-Type": "text/html"}
+DROP = {"ROBOTS_STD_USAGE_ENFORCE": "drop", "ROBOTS_STD_USAGE_PURPOSE": "train-ai"}
+
+
+def serve(a: HostileServer, b: HostileServer | None = None) -> dict[str, str]:
+    """The two demo origins; their page URLs by a short name."""
+    a.add_route("/robots.txt", Reply(200, {}, ROBOTS_A))
+    pages = {
+        "a/test": Reply(200, HTML, PAGE),
+        "a/ai-ok/page": Reply(200, HTML, PAGE),
+        "a/ai-ok/header-n": Reply(200, {**HTML, "Content-Usage": "train-ai=n"}, PAGE),
+        "a/header-y": Reply(200, {**HTML, "Content-Usage": "train-ai=y"}, PAGE),
+        "a/never/x": Reply(200, HTML, PAGE),
+    }
+    urls = {}
+    for name, reply in pages.items():
+        path = name[1:]
+        a.add_route(path, reply)
+        urls[name] = a.url(path)
+    if b is not None:
+        b.add_route("/robots.txt", Reply(200, {}, ROBOTS_B))
+        b.add_route("/page", Reply(200, HTML, PAGE))
+        urls["b/page"] = b.url("/page")
+    return urls
+
+
+def received(result: CrawlResult) -> dict[str, dict[str, Any]]:
+    """What reached the spider: each URL's request meta (the response's meta)."""
+    return {
+        url: request.meta
+        for url, request in zip(result.responses, result.requests, strict=True)
+    }
+
+
+def served(server: HostileServer) -> set[str]:
+    return {r.path for r in server.requests if r.path != "/robots.txt"}
+
+
+def usage_drops(result: CrawlResult) -> list[str]:
+    return [
+        m
+        for m in result.messages(logger_prefix=MW_LOGGER)
+        if "Forbidden by usage preference" in m
+    ]
+
+
+def value(meta: dict[str, Any], vocabulary: str, category: str) -> str:
+    preferences = meta["robots_std_usage"]
+    assert isinstance(preferences, UsagePreferences)
+    return preferences.table(vocabulary)[category].value
+
+
+# -- exposure (enforcement off, the default) -----------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_every_response_carries_its_preferences_and_nothing_is_dropped(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    urls = serve(hostile, hostile_b)
+    result = await run_crawl(urls.values(), settings())
+    assert_no_errors(result)
+    got = received(result)
+    # Access is untouched: only the Disallow rule drops.
+    assert set(got) == set(urls.values()) - {urls["a/never/x"]}
+    assert stat(result, "robots_std/dropped/rule") == 1
+    # The longest matching Content-Usage path wins; not combined with "/".
+    assert value(got[urls["a/test"]], "aipref", "train-ai") == "disallow"
+    assert value(got[urls["a/ai-ok/page"]], "aipref", "train-ai") == "allow"
+    # A header "n" overrides a robots.txt "y"; a header "y" cannot lift an "n".
+    assert value(got[urls["a/ai-ok/header-n"]], "aipref", "train-ai") == "disallow"
+    assert value(got[urls["a/header-y"]], "aipref", "train-ai") == "disallow"
+    # The Content-Signal group line; use=reference kept raw, with no effect.
+    meta_b = got[urls["b/page"]]
+    assert value(meta_b, "content-signal", "ai-train") == "disallow"
+    assert value(meta_b, "content-signal", "search") == "allow"
+    assert "use=reference" in str(meta_b["robots_std_usage"].to_dict())
+    # Off: no decision is recorded.
+    assert all("robots_std_usage_decision" not in meta for meta in got.values())
+    # Rules seen: A has 2 Content-Usage lines; B 1 and 1 (plus 1 outside a group).
+    assert stat(result, "robots_std/usage/rules/content_usage") == 3
+    assert stat(result, "robots_std/usage/rules/content_signal") == 1
+    assert stat(result, "robots_std/usage/outside_group") == 1
+    assert stat(result, "robots_std/usage/origins") == 2
+    assert stat(result, "robots_std/usage/header_seen") == 2
+    summary = next(
+        m for m in result.messages(logger_prefix=MW_LOGGER) if "states AI" in m
+    )
+    assert f"http://127.0.0.1:{hostile.port}" in summary
+    assert f"http://127.0.0.1:{hostile_b.port}" in summary
+
+
+# -- drop ----------------------------------------------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_drop_refuses_before_sending_and_after_a_header_says_no(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    urls = serve(hostile, hostile_b)
+    result = await run_crawl(urls.values(), settings(**DROP))
+    assert_no_errors(result)
+    # Only /ai-ok/page says yes to train-ai, and no header takes it back.
+    assert set(received(result)) == {urls["a/ai-ok/page"]}
+    # robots.txt's "no" is final before sending: those never reached the server.
+    assert served(hostile) == {"/ai-ok/page", "/ai-ok/header-n"}
+    assert served(hostile_b) == set()  # the conflict resolved to no, before sending
+    assert stat(result, "robots_std/dropped/usage") == 3  # /test, /header-y, b/page
+    assert stat(result, "robots_std/dropped/usage-header") == 1  # /ai-ok/header-n
+    assert stat(result, "robots_std/dropped/rule") == 1
+    assert stat(result, "robots_std/usage/conflict") == 1
+    assert stat(result, "robots_std/usage/decision/train-ai/disallow") == 4
+    assert stat(result, "robots_std/usage/decision/train-ai/allow") == 1
+    lines = usage_drops(result)
+    assert len(lines) == 4
+    by_robots = next(line for line in lines if "/test>" in line)
+    assert 'line 4 "Content-Usage: train-ai=n"' in by_robots
+    assert f"http://127.0.0.1:{hostile.port}/robots.txt" in by_robots
+    by_header = next(line for line in lines if "header-n" in line)
+    assert "Content-Usage" in by_header
+    assert "response headers" in by_header
+    conflict = next(line for line in lines if f":{hostile_b.port}/page" in line)
+    assert "conflict" in conflict
+    assert "Content-Signal" in conflict
+    # The errback got the package's IgnoreRequest with the decision.
+    failures = [f for f in result.failures if "usage preference" in str(f)]
+    assert len(failures) == 4
+    assert all(
+        isinstance(getattr(f, "decision", None), PurposeDecision) for f in failures
+    )
+    # The summary counts the usage drops with the others.
+    summary = next(
+        m for m in result.messages(logger_prefix=MW_LOGGER) if "dropped (" in m
+    )
+    assert "usage: 3" in summary
+    assert "usage-header: 1" in summary
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_redirect_gets_the_final_urls_preferences(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    urls = serve(hostile)
+    hostile_b.add_route("/robots.txt", Reply(404))  # no preferences here
+    hostile_b.add_route("/go", Reply(302, {"Location": urls["a/test"]}))
+    hostile_b.add_route("/stay", Reply(200, HTML, PAGE))
+    result = await run_crawl(
+        [hostile_b.url("/go"), hostile_b.url("/stay")], settings(**DROP)
+    )
+    assert_no_errors(result)
+    # The final URL's robots.txt said no: the redirected request was not sent.
+    assert served(hostile) == set()
+    assert set(received(result)) == {hostile_b.url("/stay")}
+    assert stat(result, "robots_std/dropped/usage") == 1
+    # A 404 robots.txt states nothing: unknown, allowed by default.
+    meta = received(result)[hostile_b.url("/stay")]
+    assert meta["robots_std_usage"].reason == "no-robots-txt"
+    assert meta["robots_std_usage_decision"].value == "unknown"
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_unknown_is_denied_when_asked(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    serve(hostile)
+    hostile_b.add_route("/robots.txt", Reply(404))
+    hostile_b.add_route("/page", Reply(200, HTML, PAGE))
+    result = await run_crawl(
+        [hostile_b.url("/page")], settings(**DROP, ROBOTS_STD_USAGE_UNKNOWN="deny")
+    )
+    assert_no_errors(result)
+    # Unknown can only be judged once the headers are in: sent, then dropped.
+    assert served(hostile_b) == {"/page"}
+    assert received(result) == {}
+    assert stat(result, "robots_std/dropped/usage-unknown") == 1
+    assert "ROBOTS_STD_USAGE_UNKNOWN is deny" in usage_drops(result)[0]
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_dont_obey_robotstxt_keeps_header_preferences(
+    hostile: HostileServer,
+) -> None:
+    urls = serve(hostile)
+    result = await run_crawl(
+        [urls["a/test"], urls["a/ai-ok/header-n"]],
+        settings(**DROP),
+        meta={"dont_obey_robotstxt": True},
+    )
+    assert_no_errors(result)
+    # robots.txt is not consulted: its "no" for /test is unknown here ...
+    got = received(result)
+    assert set(got) == {urls["a/test"]}
+    assert got[urls["a/test"]]["robots_std_usage"].reason == "no-robots-txt"
+    assert value(got[urls["a/test"]], "aipref", "train-ai") == "unknown"
+    # ... but a header's "no" still counts.
+    assert stat(result, "robots_std/dropped/usage-header") == 1
+    assert stat(result, "robotstxt/request_count") is None
+
+
+# -- tag, the per-request purpose, dry run ----------------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_tag_records_decisions_and_drops_nothing(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    urls = serve(hostile, hostile_b)
+    result = await run_crawl(
+        urls.values(),
+        settings(ROBOTS_STD_USAGE_ENFORCE="tag", ROBOTS_STD_USAGE_PURPOSE="train-ai"),
+    )
+    assert_no_errors(result)
+    got = received(result)
+    assert len(got) == len(urls) - 1  # only the Disallow rule dropped
+    decisions = {url: meta["robots_std_usage_decision"] for url, meta in got.items()}
+    assert decisions[urls["a/ai-ok/page"]].value == "allow"
+    assert decisions[urls["a/test"]].value == "disallow"
+    assert decisions[urls["b/page"]].conflict
+    assert usage_drops(result) == []
+    assert stat(result, "robots_std/usage/decision/train-ai/disallow") == 4
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_request_may_declare_its_own_purpose(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    urls = serve(hostile, hostile_b)
+    result = await run_crawl(
+        [urls["b/page"]],
+        settings(**DROP),
+        meta={"robots_std_usage_purpose": "search"},
+    )
+    assert_no_errors(result)
+    # search=yes in B's Content-Signal: allowed for this request's purpose.
+    [meta] = received(result).values()
+    assert meta["robots_std_usage_decision"].purpose == "search"
+    assert meta["robots_std_usage_decision"].value == "allow"
+    assert stat(result, "robots_std/usage/decision/search/allow") == 1
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_dry_run_counts_usage_drops_without_dropping(
+    hostile: HostileServer,
+) -> None:
+    urls = serve(hostile)
+    result = await run_crawl(
+        [urls["a/test"], urls["a/ai-ok/header-n"]],
+        settings(**DROP, ROBOTS_STD_DRY_RUN=True),
+    )
+    assert_no_errors(result)
+    assert set(received(result)) == {urls["a/test"], urls["a/ai-ok/header-n"]}
+    assert stat(result, "robots_std/would_drop/usage") == 1
+    assert stat(result, "robots_std/would_drop/usage-header") == 1
+    assert stat(result, "robots_std/dropped/usage") is None
