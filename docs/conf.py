@@ -59,6 +59,7 @@ nitpick_ignore = [
         "Path",
         "QueueProtocol",
         "Request",
+        "Response",
         "StatsCollector",
     )
 ]

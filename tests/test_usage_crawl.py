@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from hostile import Reply, run_crawl
+from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from test_middleware_crawl import MW_LOGGER, assert_no_errors, settings, stat
 
@@ -93,8 +94,24 @@ async def test_every_response_carries_its_preferences_and_nothing_is_dropped(
     hostile: HostileServer, hostile_b: HostileServer
 ) -> None:
     urls = serve(hostile, hostile_b)
-    result = await run_crawl(urls.values(), settings())
+    parsed: list[Any] = []
+
+    def on_parsed(robotparser: Any, **_: Any) -> None:
+        parsed.append(robotparser.usage_summary())
+
+    result = await run_crawl(
+        urls.values(),
+        settings(),
+        on_crawler=lambda crawler: crawler.signals.connect(
+            on_parsed, signal=signals.robots_parsed, weak=False
+        ),
+    )
     assert_no_errors(result)
+    # The robots_parsed signal tells which files state preferences.
+    assert sorted((p.content_usage, p.content_signal, p.stated) for p in parsed) == [
+        (1, 1, True),
+        (2, 0, True),
+    ]
     got = received(result)
     # Access is untouched: only the Disallow rule drops.
     assert set(got) == set(urls.values()) - {urls["a/never/x"]}

@@ -41,7 +41,7 @@ class MemoryCache:
     """The default backend: a dict in this process, bounded two ways.
 
     ``max_origins`` bounds the number of entries (``ROBOTS_STD_CACHE_MAX_ORIGINS``),
-    ``max_bytes`` their total size as :func:`entry_bytes` counts it
+    ``max_bytes`` their total size as ``entry_bytes`` counts it
     (``ROBOTS_STD_CACHE_MAX_BYTES``). Past either bound the least recently used
     entries go; past the byte bound, the largest of the few least recently used goes
     first, so one huge file does not push out many small ones. The entry just stored

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
+    from scrapy_robots_std.robotstxt.usage import UsageSummary
+
 __all__ = ["StdRobotParser"]
 
 logger = logging.getLogger(__name__)
@@ -96,6 +98,11 @@ class StdRobotParser(RobotParser):
     def sitemaps(self) -> tuple[str, ...]:
         """The ``Sitemap:`` URLs of the file, in file order."""
         return self.robots.sitemaps
+
+    def usage_summary(self) -> UsageSummary:
+        """How many ``Content-Usage`` / ``Content-Signal`` lines the file holds
+        (``.stated``: whether it states usage preferences at all)."""
+        return self.robots.usage_summary()
 
     def _fallback_token(self) -> str:
         return fallback_token(self.standard)
