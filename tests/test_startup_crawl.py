@@ -47,9 +47,28 @@ async def test_one_info_line_gives_the_setup_and_nothing_is_wrong(
     assert setup_line(result) == (
         "robots.txt: standard rfc9309, token from each request's User-Agent, cache "
         "MemoryCache, unreachable for 120s, wait budget 10s, crawl-delay off, dry "
-        "run off, waiting requests in the scheduler's queue"
+        "run off, usage preferences exposed only, waiting requests in the "
+        "scheduler's queue"
     )
     assert warnings_of(result) == []
+
+
+@deferred_f_from_coro_f
+async def test_the_info_line_gives_the_usage_policy(hostile: HostileServer) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, ["/public/a"])
+    dropping = await run_crawl(
+        urls,
+        settings(ROBOTS_STD_USAGE_ENFORCE="drop", ROBOTS_STD_USAGE_PURPOSE="train-ai"),
+    )
+    assert "usage preferences drop for train-ai (unknown: allow)," in setup_line(
+        dropping
+    )
+    tagging = await run_crawl(urls, settings(ROBOTS_STD_USAGE_ENFORCE="tag"))
+    assert (
+        "usage preferences tag for the purpose in each request's meta,"
+        in setup_line(tagging)
+    )
 
 
 @deferred_f_from_coro_f

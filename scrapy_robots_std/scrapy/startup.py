@@ -81,7 +81,8 @@ def report_startup(
     logger.info(
         "robots.txt: standard %(standard)s, %(token)s, cache %(cache)s, "
         "unreachable for %(unreachable)gs, wait budget %(wait)gs, crawl-delay "
-        "%(delay)s, dry run %(dry)s, waiting requests in the %(where)s",
+        "%(delay)s, dry run %(dry)s, usage preferences %(usage)s, waiting requests "
+        "in the %(where)s",
         {
             "standard": config.standard,
             "token": token,
@@ -90,10 +91,22 @@ def report_startup(
             "wait": config.max_wait,
             "delay": "on" if config.crawl_delay else "off",
             "dry": "on" if config.dry_run else "off",
+            "usage": _usage_policy(config),
             "where": "scheduler's queue" if queues else "downloader",
         },
         extra=extra,
     )
+
+
+def _usage_policy(config: Config) -> str:
+    """``exposed only``, or ``drop for train-ai (unknown: allow)``."""
+    if config.usage_enforce == "off":
+        return "exposed only"
+    purpose = config.usage_purpose or "the purpose in each request's meta"
+    policy = f"{config.usage_enforce} for {purpose}"
+    if config.usage_enforce == "drop":
+        policy += f" (unknown: {config.usage_unknown})"
+    return policy
 
 
 def unknown_settings(names: Iterable[object]) -> list[str]:
