@@ -299,7 +299,7 @@ def test_from_crawler_reads_the_settings(redis_url: str) -> None:
     assert (cache.url, cache.prefix, cache.keep_stale, cache.standard) == (
         redis_url,
         "crawl9",
-        600.0,
+        86400.0,  # 24 h past expiry whatever the TTL: to be revalidated
         "1994",
     )
     assert cache._front.max_origins == 5
