@@ -45,6 +45,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_CACHE_PATH": None,
     "ROBOTS_STD_REDIS_PREFIX": "robots_std",
     "ROBOTS_STD_REDIS_TIMEOUT": 1.0,
+    "ROBOTS_STD_AUDIT_PATH": None,  # audit (issue 18.6)
 }
 
 #: ``REDIS_URL`` (scrapy-redis's setting) when it is not set: scrapy-redis's default
@@ -220,6 +221,8 @@ class Config:
     redis_url: str
     redis_prefix: str
     redis_timeout: float
+    #: the audit file (JSON Lines, appended); ``None``: no audit (issue 18.6)
+    audit_path: str | None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -305,4 +308,5 @@ class Config:
                 high=60,
                 low_inclusive=False,
             ),
+            audit_path=_optional_path(settings, "ROBOTS_STD_AUDIT_PATH"),  # audit
         )

@@ -96,3 +96,9 @@ DELAY_MAX_SECONDS: Final = stat("delay", "max_seconds")
 DELAY_REQUESTS: Final = stat("delay", "requests")
 SITEMAPS_SCHEDULED: Final = stat("sitemaps", "scheduled")
 SITEMAPS_INVALID: Final = stat("sitemaps", "invalid")
+
+# -- the audit file (ROBOTS_STD_AUDIT_PATH) --------------------------------------------
+#: records appended to the audit file
+AUDIT_RECORDS: Final = stat("audit", "records")
+#: a write to the audit file failed (the audit stopped there)
+AUDIT_ERROR: Final = stat("audit", "error")
