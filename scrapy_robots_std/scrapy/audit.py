@@ -67,7 +67,8 @@ CLOSE: Final = "close"
 
 def iso_time(epoch: float) -> str:
     """``2025-01-31T12:00:00.123Z``: UTC, milliseconds."""
-    moment = datetime.fromtimestamp(epoch, tz=timezone.utc)
+    # Rounded as the ``*_epoch`` fields are, so both forms name the same instant.
+    moment = datetime.fromtimestamp(round(epoch, 3), tz=timezone.utc)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
