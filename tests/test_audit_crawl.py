@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import Reply, loopback_names, run_crawl
+from hostile import Reply, Sequence, loopback_names, run_crawl
 from scrapy.utils.defer import deferred_f_from_coro_f
 from test_middleware_crawl import assert_no_errors, pages_served, settings, stat
 
@@ -116,12 +116,9 @@ def by_origin(records: list[dict[str, Any]], kind: str) -> dict[str, dict[str, A
 
 
 def show(records: list[dict[str, Any]]) -> None:
-    """One record of each type on stdout (``pytest -s``): the docs' examples."""
-    seen: set[str] = set()
+    """Every record on stdout (``pytest -s``): the docs' examples."""
     for record in records:
-        if record["record"] not in seen:
-            seen.add(record["record"])
-            print(json.dumps(record))
+        print(json.dumps(record))
 
 
 def audit_settings(path: Path | str, **overrides: Any) -> dict[str, Any]:
@@ -405,6 +402,46 @@ async def test_a_304_writes_a_revalidated_record(
     assert (renewed["bytes"], renewed["sha256"]) == (None, None)
     assert renewed["usage"]["stated"] is True
     assert stat(first, "robots_std/audit/records") == 3
+
+
+@deferred_f_from_coro_f
+async def test_an_unreachable_origin_with_an_earlier_copy_writes_a_stale_record(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    hostile.add_route(
+        "/robots.txt",
+        Sequence(Reply(200, {}, PREFS_ROBOTS), Reply(503, {}, b"down")),
+    )
+    hostile.add_route("/open/a", Reply(200, {}, b"ok"))
+    hostile.add_route("/private/b", Reply(200, {}, b"no"))
+    urls = [hostile.url("/open/a"), hostile.url("/private/b")]
+    crawl_settings = audit_settings(
+        path,
+        ROBOTS_STD_CACHE_BACKEND=SQLITE,
+        ROBOTS_STD_CACHE_PATH=str(tmp_path / "robots.sqlite3"),
+        ROBOTS_STD_FETCH_RETRIES=0,
+        **EXPIRE_AT_ONCE,
+    )
+    await run_crawl(urls, crawl_settings)
+    second = await run_crawl(urls, crawl_settings)
+    assert_no_errors(second)
+    assert stat(second, "robots_std/verdict/stale") == 1
+    records = read_audit(path)
+    downloaded = next(r for r in records if r["record"] == "robots")
+    [stale] = [r for r in records if r["record"] == "stale"]
+    show([stale])
+    assert list(stale) == VERSION_FIELDS
+    assert stale["source"] == "download"
+    # The version that stands in: the first crawl's, with its rules and status.
+    for key in ("fetched_at", "status", "verdict", "reason", "usage"):
+        assert stale[key] == downloaded[key]
+    assert stale["detail"].startswith("HTTP 200 (stale copy; now unreachable (HTTP 503")
+    # ROBOTS_STD_UNREACHABLE_TTL, from the failure (not from the copy's fetch)
+    assert stale["ttl_seconds"] == pytest.approx(120, abs=1)
+    # The rules still applied: /private/b dropped by the copy's rule.
+    closing = [r for r in records if r["record"] == "origin"]
+    assert closing[-1]["dropped"] == {"rule": 1}
 
 
 # -- errors ---------------------------------------------------------------------------

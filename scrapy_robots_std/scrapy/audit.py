@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
@@ -174,7 +175,9 @@ class AuditLog:
         elif source == "stale":
             kind = STALE
         robots = fetched.robots or entry.robots
-        confirmed = entry.confirmed_at
+        # From when this verdict was decided: the fetch, the 304, or (a stale copy
+        # standing in) now, when the origin was found unreachable.
+        decided = time.time() if kind == STALE else entry.confirmed_at
         record: dict[str, Any] = {
             "record": kind,
             "source": "store" if source == "store" else "download",
@@ -190,7 +193,7 @@ class AuditLog:
             "verdict": entry.verdict,
             "reason": entry.reason,
             "detail": entry.detail,
-            "ttl_seconds": round(max(entry.expires_at - confirmed, 0.0), 3),
+            "ttl_seconds": round(max(entry.expires_at - decided, 0.0), 3),
             "expires_at": iso_time(entry.expires_at),
             "expires_at_epoch": _epoch(entry.expires_at),
             "etag": entry.etag,
@@ -263,7 +266,7 @@ class AuditLog:
         if handle is None:
             return False
         spider = self.crawler.spider
-        now = datetime.now(tz=timezone.utc).timestamp()
+        now = time.time()
         record = {
             "record": fields.pop("record"),
             "schema": SCHEMA,
