@@ -7,13 +7,19 @@ From the repository root (no internet needed)::
     .venv/bin/python example_project/run_demo.py --verbose  # with Scrapy's log (INFO)
     .venv/bin/python example_project/run_demo.py --serve    # only serve the site
 
-It starts six origins on 127.0.0.1, one port each (a different port is a different
+It starts seven origins on 127.0.0.1, one port each (a different port is a different
 origin, with its own robots.txt), each a stdlib HTTP server in a daemon thread. Their
-robots.txt files answer in six different ways: rules, a 404, a 503, a redirect to
-another origin, no restrictions, and a slow answer. Then it crawls the site with the
+robots.txt files answer in seven different ways: rules, a 404, a 503, a redirect to
+another origin, no restrictions, a slow answer, and usage preferences (AI training:
+``Content-Usage`` / ``Content-Signal`` lines, and a ``Content-Usage`` response header
+on one page). Then it crawls the site with the
 project's settings (``example_project/settings.py``: ``ADDONS =
 {"scrapy_robots_std.Addon": 0}``) and prints what the middleware logged, which pages
 each origin served and which ones the spider was kept away from, and the stats.
+
+The crawl writes an audit file (``ROBOTS_STD_AUDIT_PATH``, JSON Lines, see
+docs/audit.md): by default ``example_project/output/robots-audit.jsonl``, emptied
+at the start of each run (``--audit PATH`` to choose another file).
 
 It exits 0 when each origin served exactly the pages its robots.txt allows DemoBot to
 fetch (``Page.allowed`` below says which) and the spider was kept away from all the
@@ -28,11 +34,14 @@ in another shell, run the command it prints (from ``example_project/``)::
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
+import textwrap
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,6 +57,8 @@ HERE = Path(__file__).resolve().parent
 BASE_PORT = 8431
 #: How long the "slow" origin takes to answer for its robots.txt.
 SLOW_SECONDS = 1.5
+#: Where the crawl's audit records go (ROBOTS_STD_AUDIT_PATH) unless --audit says.
+AUDIT_PATH = HERE / "output" / "robots-audit.jsonl"
 
 
 # -- the site ----------------------------------------------------------------------
@@ -72,6 +83,8 @@ class Page:
     links: tuple[str, ...] = ()
     #: the intended policy: whether DemoBot may fetch this page (checked at the end)
     allowed: bool = True
+    #: response headers beside Content-Type (a Content-Usage header, say)
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -207,6 +220,31 @@ SITE = (
             "/drafts/sale.html": Page("Sale (draft)", allowed=False),
         },
     ),
+    Origin(
+        "media",
+        "states AI usage preferences (use, not access: every page may be fetched)",
+        files={
+            "/robots.txt": Answer(
+                200,
+                "# Crawl everything; do not train AI on it, except the open data.\n"
+                "User-agent: *\n"
+                "Allow: /\n"
+                "Content-Usage: train-ai=n\n"
+                "Content-Usage: /open/ train-ai=y\n"
+                "Content-Signal: search=yes, ai-train=no\n",
+                {"Content-Type": ROBOTS},
+            )
+        },
+        pages={
+            "/": Page("Media", ("/open/dataset.html", "/news/today.html", "shop:/")),
+            # Content-Usage: /open/ train-ai=y is the longest match here.
+            "/open/dataset.html": Page("Open dataset", ("/",)),
+            # The header can only make the preference stricter: search=n too.
+            "/news/today.html": Page(
+                "Today", ("/",), headers={"Content-Usage": "train-ai=n, search=n"}
+            ),
+        },
+    ),
 )
 
 
@@ -284,7 +322,8 @@ class DemoSite:
             f"<html><head><title>{page.title}</title></head>"
             f"<body><h1>{page.title}</h1><ul>{links}</ul></body></html>"
         )
-        return Answer(200, html, {"Content-Type": "text/html; charset=utf-8"})
+        headers = {"Content-Type": "text/html; charset=utf-8", **page.headers}
+        return Answer(200, html, headers)
 
     def link(self, link: str) -> str:
         name, sep, path = link.partition(":")
@@ -317,6 +356,9 @@ def describe(site: DemoSite) -> None:
             print(f"        {path} -> {how}")
             for line in answer.body.splitlines():
                 print(f"          | {line}".rstrip())
+        for path, page in origin.pages.items():
+            for name, value in page.headers.items():
+                print(f"        {path} -> 200 with {name}: {value}")
     print()
 
 
@@ -348,7 +390,7 @@ def _make_importable() -> None:
     os.environ["SCRAPY_SETTINGS_MODULE"] = "example_project.settings"
 
 
-def crawl(start_urls: list[str], verbose: bool) -> Crawler:
+def crawl(start_urls: list[str], verbose: bool, audit: Path) -> Crawler:
     """Run the ``demo`` spider with the project settings, as ``scrapy crawl`` would."""
     _make_importable()
     from scrapy.crawler import AsyncCrawlerProcess
@@ -366,6 +408,7 @@ def crawl(start_urls: list[str], verbose: bool) -> Crawler:
             "LOG_LEVEL": "INFO" if verbose else "ERROR",
             "TELNETCONSOLE_ENABLED": False,
             "REMOTE_CONTROL_ENABLED": False,
+            "ROBOTS_STD_AUDIT_PATH": str(audit),
         },
         priority="cmdline",
     )
@@ -443,6 +486,19 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
         if key.startswith(("robotstxt/", "robots_std/")):
             varies = "  (a duration: varies)" if key.endswith("seconds") else ""
             print(f"  {key}: {stats[key]}{varies}")
+    audit = Path(crawler.settings["ROBOTS_STD_AUDIT_PATH"])
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    kinds = Counter(record["record"] for record in records)
+    print(
+        f"\nAudit file ({len(records)} records: "
+        + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+        + f"):\n  {audit}"
+    )
+    media = site.url["media"]
+    for record in records:
+        if record["record"] == "robots" and record["origin"].startswith(media):
+            print("The media origin's robots.txt, as recorded:")
+            print(textwrap.indent(json.dumps(record, indent=2), "  "))
     if stats.get("log_count/ERROR"):
         problems.append(f"{stats['log_count/ERROR']} error(s) logged")
     return problems
@@ -457,6 +513,12 @@ def main(argv: list[str] | None = None) -> int:
         "--serve",
         action="store_true",
         help="only serve the site, until Ctrl-C, for a crawl with `scrapy crawl demo`",
+    )
+    parser.add_argument(
+        "--audit",
+        type=Path,
+        default=AUDIT_PATH,
+        help=f"the audit file, emptied first (default: {AUDIT_PATH})",
     )
     args = parser.parse_args(argv)
 
@@ -477,7 +539,10 @@ def main(argv: list[str] | None = None) -> int:
             f"Crawling from {len(start_urls)} start pages, one per origin...\n",
             flush=True,
         )
-        crawler = crawl(start_urls, args.verbose)
+        audit = args.audit.resolve()
+        audit.unlink(missing_ok=True)  # the file is appended to: this run only
+        print(f"Audit records go to {audit}\n", flush=True)
+        crawler = crawl(start_urls, args.verbose, audit)
 
     problems = report(site, crawler, captured)
     if problems:

@@ -49,6 +49,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_USAGE_PURPOSE": None,
     "ROBOTS_STD_USAGE_ENFORCE": "off",
     "ROBOTS_STD_USAGE_UNKNOWN": "allow",
+    "ROBOTS_STD_AUDIT_PATH": None,
 }
 
 #: ``REDIS_URL`` (scrapy-redis's setting) when it is not set: scrapy-redis's default
@@ -257,6 +258,8 @@ class Config:
     usage_purpose: str | None
     usage_enforce: str
     usage_unknown: str
+    #: the audit file (JSON Lines, appended); ``None``: no audit
+    audit_path: str | None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -353,4 +356,5 @@ class Config:
             usage_unknown=_choice(
                 settings, "ROBOTS_STD_USAGE_UNKNOWN", (UNKNOWN_ALLOW, UNKNOWN_DENY)
             ),
+            audit_path=_optional_path(settings, "ROBOTS_STD_AUDIT_PATH"),
         )

@@ -125,3 +125,10 @@ USAGE_BAD_PURPOSE: Final = stat("usage", "bad_purpose")
 def usage_decision(purpose: str, value: str) -> str:
     """``robots_std/usage/decision/<purpose>/<allow|disallow|unknown>``."""
     return stat("usage", "decision", purpose, value)
+
+
+# -- the audit file (ROBOTS_STD_AUDIT_PATH) --------------------------------------------
+#: records appended to the audit file
+AUDIT_RECORDS: Final = stat("audit", "records")
+#: a write to the audit file failed (the audit stopped there)
+AUDIT_ERROR: Final = stat("audit", "error")

@@ -8,6 +8,7 @@ every numeric and boolean setting must accept its string form too.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,6 +49,7 @@ ATTRIBUTES = {
     "ROBOTS_STD_USAGE_PURPOSE": "usage_purpose",
     "ROBOTS_STD_USAGE_ENFORCE": "usage_enforce",
     "ROBOTS_STD_USAGE_UNKNOWN": "usage_unknown",
+    "ROBOTS_STD_AUDIT_PATH": "audit_path",
 }
 
 
@@ -153,6 +155,9 @@ VALID = [
     # a method name
     ("ROBOTS_STD_SITEMAP_CALLBACK", "_parse_sitemap", "_parse_sitemap"),
     ("ROBOTS_STD_SITEMAP_CALLBACK", "parse_sitemap", "parse_sitemap"),
+    # a file path (str or os.PathLike); the file is opened when the crawl starts
+    ("ROBOTS_STD_AUDIT_PATH", "out/robots-audit.jsonl", "out/robots-audit.jsonl"),
+    ("ROBOTS_STD_AUDIT_PATH", Path("out/audit.jsonl"), "out/audit.jsonl"),
 ]
 
 
@@ -170,6 +175,10 @@ _NAN = float("nan")
 _INF = float("inf")
 
 INVALID = [
+    # a file path
+    ("ROBOTS_STD_AUDIT_PATH", 5),
+    ("ROBOTS_STD_AUDIT_PATH", True),
+    ("ROBOTS_STD_AUDIT_PATH", ["a.jsonl"]),
     # unknown standard
     ("ROBOTS_STD_STANDARD", "rfc"),
     ("ROBOTS_STD_STANDARD", "2020"),

@@ -477,6 +477,9 @@ def test_example_project_demo() -> None:
     assert "robotstxt/forbidden: 10" in result.stdout
     assert "robots_std/dropped/unreachable: 4" in result.stdout
     assert "OK: every page fetched was allowed" in result.stdout
+    # the audit file: one robots record per origin (7), one origin record each, close
+    assert "Audit file (15 records: 1 close, 7 origin, 7 robots)" in result.stdout
+    assert '"content_usage": 2' in result.stdout  # the media origin's preferences
     # the moved origin's drops name the file its robots.txt redirected to
     assert re.search(
         r"/secret/launch\.html> by http://127\.0\.0\.1:\d+/moved-robots\.txt line 2 "

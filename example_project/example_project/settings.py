@@ -26,6 +26,10 @@ ROBOTS_STD_FETCH_RETRIES = 1
 ROBOTS_STD_RETRY_BACKOFF = 0.5
 ROBOTS_STD_MAX_WAIT = 8
 
+# An audit record of every robots.txt seen and of the drops per origin (JSON Lines,
+# appended; docs/audit.md). Relative to the directory the crawl runs in.
+ROBOTS_STD_AUDIT_PATH = "output/robots-audit.jsonl"
+
 # Concurrency and throttling settings
 CONCURRENT_REQUESTS_PER_DOMAIN = 1
 DOWNLOAD_DELAY = 1

@@ -57,6 +57,11 @@ class Fetched:
     #: the rules with their diagnostics, when this process parsed a body just now
     robots: RobotsTxt | None = None
     body: bytes | None = None
+    #: where the entry came from (the audit record says it): "download" (this
+    #: process decided it from a download), "revalidated" (a 304 renewed the copy),
+    #: "stale" (unreachable; the earlier copy stands in) or "store" (read from the
+    #: cache's store: another process, or an earlier run, fetched it)
+    source: str = "download"
 
 
 class Fetcher:
@@ -102,11 +107,11 @@ class Fetcher:
         started = time.monotonic()
         stored = await self.store.get(origin.key)
         if stored is not None and stored.fresh():
-            decided(Fetched(stored))
+            decided(Fetched(stored, source="store"))
             return True
         claimed = await self._claim_or_wait(origin, started)
         if isinstance(claimed, CacheEntry):
-            decided(Fetched(claimed))
+            decided(Fetched(claimed, source="store"))
             return True
         try:
             fetched = await self._attempts(origin, started, stored or stale)
@@ -249,7 +254,9 @@ class Fetcher:
         )
         if attempt.outcome.not_modified and stale is not None:
             self.report.origin_recovered(origin.robots_url)
-            return Fetched(self._renewed(stale, response, now, ttl))
+            return Fetched(
+                self._renewed(stale, response, now, ttl), source="revalidated"
+            )
         entry = CacheEntry(
             origin=origin.key,
             # After redirects: the file whose lines decide, so log lines point at it.
@@ -277,6 +284,7 @@ class Fetcher:
                 expires_at=entry.expires_at,
             )
             robots = body = None
+            return Fetched(entry, source="stale")
         else:
             self.report.origin_unreachable(origin.robots_url, entry.detail)
             logger.warning(

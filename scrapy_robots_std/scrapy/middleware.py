@@ -23,6 +23,7 @@ from scrapy_robots_std.config import Config
 from scrapy_robots_std.robotstxt.robots import Decision
 from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
 from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.audit import AuditLog
 from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.fetcher import Fetcher
 from scrapy_robots_std.scrapy.politeness import SlotPoliteness
@@ -84,6 +85,7 @@ class RobotsTxtStdMiddleware:
         self.politeness = SlotPoliteness(crawler, self.config, self._lookup)
         self.usage = UsageGate(crawler, self.config, self.report)
         self._tokens: dict[bytes, str] = {}
+        self.audit = AuditLog.from_crawler(crawler, self.config)
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signals.spider_closed)
@@ -209,6 +211,8 @@ class RobotsTxtStdMiddleware:
 
     def _fetched(self, fetched: Fetched, trigger: Request) -> None:
         robots, entry = fetched.robots, fetched.entry
+        if self.audit is not None:
+            self.audit.fetched(fetched, self._token(trigger))
         if robots is None:
             return
         self.usage.parsed(entry.origin, robots)
@@ -251,6 +255,8 @@ class RobotsTxtStdMiddleware:
         left = self._stats.get_value(_stats.WAIT_LEFT_AT_CLOSE, 0)
         summary = self.report.summary(left_at_close=left)
         logger.info("%(summary)s", {"summary": summary}, extra={"spider": spider})
+        if self.audit is not None:
+            self.audit.close(self.report, reason)
         await self.store.close()
 
     def _inc(self, key: str) -> None:

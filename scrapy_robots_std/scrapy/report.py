@@ -63,6 +63,9 @@ class Report:
         self.by_origin = _BoundedCounter()
         self.by_rule = _BoundedCounter()
         self.by_reason = _BoundedCounter()
+        #: drops per origin and reason (the audit file's closing records); origins
+        #: past ``_TRACKED`` are folded into ``"(other)"``
+        self.by_origin_reason: dict[str, Counter[str]] = {}
         self.unreachable: dict[str, str] = {}
         self.unreachable_untracked = 0
         self.dry_run = False
@@ -73,6 +76,11 @@ class Report:
     def dropped(self, origin: str, reason: str, rule_label: str | None) -> None:
         self.by_reason.add(reason)
         self.by_origin.add(origin)
+        counts = self.by_origin_reason.get(origin)
+        if counts is None:
+            key = origin if len(self.by_origin_reason) < _TRACKED else _OTHER
+            counts = self.by_origin_reason.setdefault(key, Counter())
+        counts[reason] += 1
         if rule_label is not None:
             self.by_rule.add(rule_label)
 

@@ -1,0 +1,340 @@
+"""The audit file: what robots.txt said, what the crawl obeyed, and when.
+
+With ``ROBOTS_STD_AUDIT_PATH`` set, :class:`AuditLog` appends one JSON object per
+line (JSON Lines) to that file:
+
+- ``robots``: a robots.txt version this process decided a verdict from: a body
+  parsed just now, a status verdict (a 404 = no restrictions, a 503 = unreachable),
+  or an entry read from the cache's store that another process (or an earlier run)
+  fetched (``source`` ``"store"``);
+- ``revalidated``: a ``304`` confirmed the cached version (not parsed again);
+- ``stale``: the origin was unreachable and the earlier version stands in;
+- ``origin`` (at close): one per origin, its drops by reason;
+- ``close`` (at close, last): the finish reason and the totals.
+
+docs/audit.md documents every field. Each record is flushed as it is written, so a
+crawl that is killed keeps what it saw; the file is opened (its directory created)
+when the middleware is built, so a path that cannot be written stops the crawl at
+start with a :class:`~scrapy_robots_std.config.SettingsError` naming the setting. A
+write that fails later is one WARNING and the ``robots_std/audit/error`` stat, and
+ends the audit for the crawl.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Final
+
+from scrapy_robots_std import policy
+from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.config import SettingsError
+from scrapy_robots_std.safetext import safe
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+    from scrapy_robots_std.cache.base import CacheEntry
+    from scrapy_robots_std.config import Config
+    from scrapy_robots_std.robotstxt.robots import RobotsTxt
+    from scrapy_robots_std.scrapy.fetcher import Fetched
+    from scrapy_robots_std.scrapy.report import Report
+
+__all__ = ["AUDIT_SETTING", "SCHEMA", "AuditLog", "iso_time"]
+
+logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
+
+#: The setting that turns the audit file on.
+AUDIT_SETTING: Final = "ROBOTS_STD_AUDIT_PATH"
+#: The records' ``schema``: raised when a field changes meaning or goes away.
+SCHEMA: Final = 1
+#: Origins whose versions are remembered (for the body hash of a later 304, and the
+#: closing records); past it, new origins get their records but no memory.
+_TRACKED: Final = 10_000
+
+#: Record types.
+ROBOTS: Final = "robots"
+REVALIDATED: Final = "revalidated"
+STALE: Final = "stale"
+ORIGIN: Final = "origin"
+CLOSE: Final = "close"
+
+
+def iso_time(epoch: float) -> str:
+    """``2025-01-31T12:00:00.123Z``: UTC, milliseconds."""
+    # Rounded as the ``*_epoch`` fields are, so both forms name the same instant.
+    moment = datetime.fromtimestamp(round(epoch, 3), tz=timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _epoch(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def _iso(value: float | None) -> str | None:
+    return None if value is None else iso_time(value)
+
+
+class _Version:
+    """What the audit remembers of the version last recorded for an origin."""
+
+    __slots__ = ("bytes", "fetched_at", "robots_url", "sha256", "verdict")
+
+    def __init__(self, entry: CacheEntry, sha256: str | None, size: int | None):
+        self.fetched_at = entry.fetched_at
+        self.robots_url = entry.robots_url
+        self.verdict = entry.verdict
+        self.sha256 = sha256
+        self.bytes = size
+
+
+class AuditLog:
+    """Appends the audit records of one crawl to a JSON Lines file."""
+
+    def __init__(self, crawler: Crawler, path: Path, handle: IO[str]) -> None:
+        self.crawler = crawler
+        self.path = path
+        self._handle: IO[str] | None = handle
+        self._stats = crawler.stats
+        self._versions: dict[str, _Version] = {}
+        #: (fetched_at, checked_at, expires_at) last recorded per origin: a store
+        #: entry already recorded is not recorded again
+        self._last: dict[str, tuple[float, float | None, float]] = {}
+        self.records = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, config: Config) -> AuditLog | None:
+        """The audit of this crawl, its file open; ``None`` when the setting is off.
+
+        Raises :class:`SettingsError` (naming the setting) when the file's directory
+        cannot be created or the file cannot be opened for appending.
+        """
+        if config.audit_path is None:
+            return None
+        path = Path(config.audit_path).expanduser()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SettingsError(
+                f"{AUDIT_SETTING}: cannot create the directory of "
+                f"{str(path)!r}: {exc.strerror or exc}"
+            ) from None
+        try:
+            # ASCII: json.dumps escapes every other character (ensure_ascii), lone
+            # surrogates included, so any text a site sends can be written.
+            handle = open(path, "a", encoding="ascii", newline="\n")  # noqa: SIM115
+        except OSError as exc:
+            raise SettingsError(
+                f"{AUDIT_SETTING}: cannot open {str(path)!r} for appending: "
+                f"{exc.strerror or exc}"
+            ) from None
+        logger.info(
+            "robots.txt audit records are appended to %(path)s",
+            {"path": safe(str(path))},
+            extra={"spider": crawler.spider},
+        )
+        return cls(crawler, path, handle)
+
+    @property
+    def active(self) -> bool:
+        """Still writing (not closed, no write failed)."""
+        return self._handle is not None
+
+    # -- versions ----------------------------------------------------------------------
+
+    def fetched(self, fetched: Fetched, token: str | None) -> None:
+        """Record a fetch cycle's decision. ``token``: the product token of the
+        request that started the cycle (for the usage preferences at ``/``)."""
+        if self._handle is None:
+            return
+        entry = fetched.entry
+        source = fetched.source
+        identity = (entry.fetched_at, entry.checked_at, entry.expires_at)
+        if source == "store" and self._last.get(entry.origin) == identity:
+            return  # this very entry, recorded already
+        body = fetched.body
+        known = self._versions.get(entry.origin)
+        if known is not None and known.fetched_at != entry.fetched_at:
+            known = None  # another version
+        sha256: str | None = None
+        size: int | None = None
+        if body is not None:
+            sha256 = hashlib.sha256(body).hexdigest()
+            size = len(body)
+        elif known is not None:
+            sha256, size = known.sha256, known.bytes
+        kind, status = ROBOTS, entry.status
+        if source == "revalidated":
+            kind, status = REVALIDATED, 304
+        elif source == "stale":
+            kind = STALE
+        robots = fetched.robots or entry.robots
+        # From when this verdict was decided: the fetch, the 304, or (a stale copy
+        # standing in) now, when the origin was found unreachable.
+        decided = time.time() if kind == STALE else entry.confirmed_at
+        record: dict[str, Any] = {
+            "record": kind,
+            "source": "store" if source == "store" else "download",
+            "origin": entry.origin,
+            "robots_url": entry.robots_url,
+            "fetched_at": iso_time(entry.fetched_at),
+            "fetched_at_epoch": _epoch(entry.fetched_at),
+            "checked_at": _iso(entry.checked_at),
+            "checked_at_epoch": _epoch(entry.checked_at),
+            "status": status,
+            "bytes": size,
+            "sha256": sha256,
+            "verdict": entry.verdict,
+            "reason": entry.reason,
+            "detail": entry.detail,
+            "ttl_seconds": round(max(entry.expires_at - decided, 0.0), 3),
+            "expires_at": iso_time(entry.expires_at),
+            "expires_at_epoch": _epoch(entry.expires_at),
+            "etag": entry.etag,
+            "last_modified": entry.last_modified,
+            "usage": (
+                _usage(robots, entry.origin, token)
+                if entry.verdict == policy.PARSE
+                else None
+            ),
+        }
+        if self._write(record):
+            self._remember(entry, identity, sha256, size)
+
+    def _remember(
+        self,
+        entry: CacheEntry,
+        identity: tuple[float, float | None, float],
+        sha256: str | None,
+        size: int | None,
+    ) -> None:
+        origin = entry.origin
+        if origin not in self._versions and len(self._versions) >= _TRACKED:
+            return
+        self._versions[origin] = _Version(entry, sha256, size)
+        self._last[origin] = identity
+
+    # -- closing -----------------------------------------------------------------------
+
+    def close(self, report: Report, finish_reason: str | None) -> None:
+        """Write the closing records (one per origin, then ``close``) and close."""
+        if self._handle is None:
+            return
+        dry_run = report.dry_run
+        by_origin = report.by_origin_reason
+        for origin in sorted(set(self._versions) | set(by_origin)):
+            drops = by_origin.get(origin, Counter())
+            version = self._versions.get(origin)
+            record = {
+                "record": ORIGIN,
+                "origin": origin,
+                "robots_url": None if version is None else version.robots_url,
+                "verdict": None if version is None else version.verdict,
+                "sha256": None if version is None else version.sha256,
+                "dropped": dict(sorted(drops.items())),
+                "dropped_total": sum(drops.values()),
+                "dry_run": dry_run,
+                "finish_reason": finish_reason,
+            }
+            if not self._write(record):
+                return
+        totals = report.by_reason
+        self._write(
+            {
+                "record": CLOSE,
+                "finish_reason": finish_reason,
+                "origins": len(set(self._versions) | set(by_origin)),
+                "dropped": dict(sorted(totals.items())),
+                "dropped_total": sum(totals.values()),
+                "dry_run": dry_run,
+                # the records before this one, by this crawl
+                "records": self.records,
+            }
+        )
+        self._close()
+
+    # -- the file ----------------------------------------------------------------------
+
+    def _write(self, fields: dict[str, Any]) -> bool:
+        handle = self._handle
+        if handle is None:
+            return False
+        spider = self.crawler.spider
+        now = time.time()
+        record = {
+            "record": fields.pop("record"),
+            "schema": SCHEMA,
+            "recorded_at": iso_time(now),
+            "spider": getattr(spider, "name", None),
+            **fields,
+        }
+        try:
+            line = json.dumps(record, ensure_ascii=True, allow_nan=False)
+            handle.write(line + "\n")
+            # Flushed per record: a crawl killed later keeps every record so far.
+            handle.flush()
+        except (OSError, ValueError) as exc:
+            self._failed(exc)
+            return False
+        self.records += 1
+        if self._stats is not None:
+            self._stats.inc_value(_stats.AUDIT_RECORDS)
+        return True
+
+    def _failed(self, exc: Exception) -> None:
+        if self._stats is not None:
+            self._stats.inc_value(_stats.AUDIT_ERROR)
+        logger.warning(
+            "Cannot write the robots.txt audit file %(path)s (%(error)s): no more "
+            "audit records for this crawl",
+            {"path": safe(str(self.path)), "error": safe(exc)},
+            extra={"spider": self.crawler.spider},
+        )
+        self._close()
+
+    def _close(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is None:
+            return
+        # The buffer was flushed after each record: a failing close loses nothing.
+        with contextlib.suppress(OSError):
+            handle.close()
+
+
+def _usage(robots: RobotsTxt | None, origin: str, token: str | None) -> dict[str, Any]:
+    """The usage lines a robots.txt holds, and for ``token`` what it states at the
+    origin's root URL (``/``)."""
+    if robots is None:
+        return {"stated": None}
+    summary = robots.usage_summary()
+    usage: dict[str, Any] = {
+        "content_usage": summary.content_usage,
+        "content_signal": summary.content_signal,
+        "invalid": summary.invalid,
+        "outside_group": summary.outside_group,
+        "stated": summary.stated,
+        "root": None,
+    }
+    if token is not None:
+        url = f"{origin}/"
+        try:
+            preferences = robots.usage(url, token)
+        except ValueError:  # a token the parser refuses: counts only
+            return usage
+        usage["root"] = {
+            "url": url,
+            "token": token,
+            "reason": preferences.reason,
+            "aipref": {c: p.value for c, p in preferences.aipref.items()},
+            "content_signal": {
+                c: p.value for c, p in preferences.content_signal.items()
+            },
+            "sources": [str(source) for source in preferences.sources],
+        }
+    return usage
