@@ -85,6 +85,20 @@ class Page:
     allowed: bool = True
     #: response headers beside Content-Type (a Content-Usage header, say)
     headers: dict[str, str] = field(default_factory=dict)
+    #: a usage-preference drop for the demo's purpose ("search", settings.py):
+    #: "before" (robots.txt says no: never sent), "after" (its headers say no: sent,
+    #: then dropped), or "" (none)
+    usage: str = ""
+
+    @property
+    def served(self) -> bool:
+        """The page reaches the server."""
+        return self.allowed and self.usage != "before"
+
+    @property
+    def kept_away(self) -> bool:
+        """The spider never gets the page."""
+        return not self.allowed or bool(self.usage)
 
 
 @dataclass(frozen=True)
@@ -222,7 +236,8 @@ SITE = (
     ),
     Origin(
         "media",
-        "states AI usage preferences (use, not access: every page may be fetched)",
+        "states AI usage preferences (use, not access); the demo declares the "
+        "purpose search and drops on a no",
         files={
             "/robots.txt": Answer(
                 200,
@@ -231,17 +246,31 @@ SITE = (
                 "Allow: /\n"
                 "Content-Usage: train-ai=n\n"
                 "Content-Usage: /open/ train-ai=y\n"
+                "Content-Usage: /archive/ search=n\n"
                 "Content-Signal: search=yes, ai-train=no\n",
                 {"Content-Type": ROBOTS},
             )
         },
         pages={
-            "/": Page("Media", ("/open/dataset.html", "/news/today.html", "shop:/")),
+            "/": Page(
+                "Media",
+                (
+                    "/open/dataset.html",
+                    "/news/today.html",
+                    "/archive/old.html",
+                    "shop:/",
+                ),
+            ),
+            # Content-Usage: /archive/ search=n: not sent, for the purpose search.
+            "/archive/old.html": Page("Archive", ("/",), usage="before"),
             # Content-Usage: /open/ train-ai=y is the longest match here.
             "/open/dataset.html": Page("Open dataset", ("/",)),
             # The header can only make the preference stricter: search=n too.
             "/news/today.html": Page(
-                "Today", ("/",), headers={"Content-Usage": "train-ai=n, search=n"}
+                "Today",
+                ("/",),
+                headers={"Content-Usage": "train-ai=n, search=n"},
+                usage="after",
             ),
         },
     ),
@@ -425,7 +454,7 @@ def crawl(start_urls: list[str], verbose: bool, audit: Path) -> Crawler:
 def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
     """Print what happened; return the differences from the intended policy."""
     logged = [(r.levelname, r.getMessage()) for r in captured.records]
-    drops = [m for _, m in logged if m.startswith("Forbidden by robots.txt")]
+    drops = [m for _, m in logged if m.startswith("Forbidden by")]
     print("Drops logged by scrapy_robots_std.scrapy.middleware (DEBUG; sorted by URL):")
     for message in sorted(drops):
         print(f"  {message}")
@@ -446,8 +475,9 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
         kept_away = {
             url.removeprefix(base) for url in refused if url.startswith(f"{base}/")
         }
-        allowed = {path for path, page in origin.pages.items() if page.allowed}
+        allowed = {path for path, page in origin.pages.items() if page.served}
         disallowed = set(origin.pages) - allowed
+        away = {path for path, page in origin.pages.items() if page.kept_away}
         robots = ", ".join(
             f"{path} requested {requested.count(path)}x"
             for path in origin.files
@@ -467,7 +497,11 @@ def report(site: DemoSite, crawler: Crawler, captured: Capture) -> list[str]:
         ]
         problems += [
             f"{base}{p} is disallowed, but the spider was not kept away from it"
-            for p in disallowed - kept_away
+            for p in away - kept_away
+        ]
+        problems += [
+            f"{base}{p} reached the spider, but should not have"
+            for p in kept_away - away
         ]
 
     assert crawler.stats is not None

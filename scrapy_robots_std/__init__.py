@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         RobotsTxtStdMiddleware,
     )
     from scrapy_robots_std.scrapy.robotparser import StdRobotParser
+    from scrapy_robots_std.scrapy.usage import UsageDisallowed
     from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
     from scrapy_robots_std.scrapy.waiting_redis import RobotsAwareRedisQueue
 
@@ -52,6 +53,7 @@ __all__ = [
     "Rule",
     "SettingsError",
     "StdRobotParser",
+    "UsageDisallowed",
     "UsagePreference",
     "UsagePreferences",
     "UsageSource",
@@ -70,6 +72,7 @@ _LAZY_NAMES = {
     "RobotsTxtDisallowed": "scrapy_robots_std.scrapy.middleware",
     "RobotsTxtStdMiddleware": "scrapy_robots_std.scrapy.middleware",
     "StdRobotParser": "scrapy_robots_std.scrapy.robotparser",
+    "UsageDisallowed": "scrapy_robots_std.scrapy.usage",
     "RobotsAwarePriorityQueue": "scrapy_robots_std.scrapy.waiting",
     # needs scrapy-redis, an optional dependency
     "RobotsAwareRedisQueue": "scrapy_robots_std.scrapy.waiting_redis",

@@ -479,7 +479,16 @@ def test_example_project_demo() -> None:
     assert "OK: every page fetched was allowed" in result.stdout
     # the audit file: one robots record per origin (7), one origin record each, close
     assert "Audit file (15 records: 1 close, 7 origin, 7 robots)" in result.stdout
-    assert '"content_usage": 2' in result.stdout  # the media origin's preferences
+    assert '"content_usage": 3' in result.stdout  # the media origin's preferences
+    # the demo declares the purpose "search" and drops on a no: once by a robots.txt
+    # line (not sent), once by a response header (after download)
+    assert "robots_std/dropped/usage: 1" in result.stdout
+    assert "robots_std/dropped/usage-header: 1" in result.stdout
+    assert re.search(
+        r"Forbidden by usage preference: <GET http://127\.0\.0\.1:\d+/archive/old\.html>"
+        r': disallow for search .* by line 6 "Content-Usage: /archive/ search=n"',
+        result.stdout,
+    )
     # the moved origin's drops name the file its robots.txt redirected to
     assert re.search(
         r"/secret/launch\.html> by http://127\.0\.0\.1:\d+/moved-robots\.txt line 2 "

@@ -26,6 +26,14 @@ ROBOTS_STD_FETCH_RETRIES = 1
 ROBOTS_STD_RETRY_BACKOFF = 0.5
 ROBOTS_STD_MAX_WAIT = 8
 
+# AI usage preferences (Content-Usage, Content-Signal; docs/usage-preferences.md):
+# these are use preferences, not access rules, and by default they are only
+# exposed (response.meta["robots_std_usage"]). The demo declares what its content is
+# for and drops what a site says no to: before sending when robots.txt says no,
+# after download when the response's headers do.
+ROBOTS_STD_USAGE_PURPOSE = "search"
+ROBOTS_STD_USAGE_ENFORCE = "drop"
+
 # An audit record of every robots.txt seen and of the drops per origin (JSON Lines,
 # appended; docs/audit.md). Relative to the directory the crawl runs in.
 ROBOTS_STD_AUDIT_PATH = "output/robots-audit.jsonl"

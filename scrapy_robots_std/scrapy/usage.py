@@ -92,13 +92,16 @@ class UsageGate:
         said = robots.usage_summary()
         if not (said.stated or said.invalid or said.outside_group):
             return
-        stats = self._stats
-        stats.inc_value(_stats.USAGE_RULES_CONTENT_USAGE, said.content_usage)
-        stats.inc_value(_stats.USAGE_RULES_CONTENT_SIGNAL, said.content_signal)
-        stats.inc_value(_stats.USAGE_PARSE_ERROR, said.invalid)
-        stats.inc_value(_stats.USAGE_OUTSIDE_GROUP, said.outside_group)
+        for key, count in (
+            (_stats.USAGE_RULES_CONTENT_USAGE, said.content_usage),
+            (_stats.USAGE_RULES_CONTENT_SIGNAL, said.content_signal),
+            (_stats.USAGE_PARSE_ERROR, said.invalid),
+            (_stats.USAGE_OUTSIDE_GROUP, said.outside_group),
+        ):
+            if count:  # no key for what never happened, as elsewhere
+                self._stats.inc_value(key, count)
         if said.stated:
-            stats.inc_value(_stats.USAGE_ORIGINS)
+            self._stats.inc_value(_stats.USAGE_ORIGINS)
             self.report.usage_stated(origin)
 
     def before(self, request: Request, entry: CacheEntry, token: str) -> None:

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.exceptions import IgnoreRequest
 
-from scrapy_robots_std import RobotsTxtDisallowed
+from scrapy_robots_std import RobotsTxtDisallowed, UsageDisallowed
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -49,7 +49,8 @@ class DemoSpider(scrapy.Spider):
             start_urls = start_urls.split(",")
         self.start_urls = [url.strip() for url in start_urls if url.strip()]
         self.origins = {_origin(url) for url in self.start_urls}
-        #: URLs of the requests that robots.txt kept the spider away from
+        #: URLs of the requests that robots.txt (or a usage preference) kept the
+        #: spider away from
         self.refused: list[str] = []
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
@@ -72,6 +73,10 @@ class DemoSpider(scrapy.Spider):
         if isinstance(failure.value, RobotsTxtDisallowed):
             # The middleware has logged why (DEBUG); failure.value.decision.rule is
             # the deciding line, or None when the robots.txt was unreachable.
+            self.refused.append(request.url)
+        elif isinstance(failure.value, UsageDisallowed):
+            # A usage preference said no to the declared purpose (settings.py);
+            # failure.value.decision.sources names the lines or headers.
             self.refused.append(request.url)
         elif isinstance(failure.value, IgnoreRequest):
             self.logger.info("Not crawled (%s): %s", failure.value, request.url)
