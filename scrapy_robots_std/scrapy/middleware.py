@@ -21,11 +21,11 @@ from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.config import Config
 from scrapy_robots_std.robotstxt.robots import Decision
-from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.audit import AuditLog
 from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.fetcher import Fetcher
+from scrapy_robots_std.scrapy.origin import TokenOf
 from scrapy_robots_std.scrapy.politeness import SlotPoliteness
 from scrapy_robots_std.scrapy.report import Report, record_wait, rule_text
 from scrapy_robots_std.scrapy.robotparser import StdRobotParser
@@ -50,7 +50,6 @@ __all__ = ["RobotsTxtDisallowed", "RobotsTxtStdMiddleware"]
 logger = logging.getLogger(__name__)
 
 _ALLOWED: Final = Decision(True, None, "allowed")
-_TOKEN_CACHE_SIZE: Final = 256
 
 
 class RobotsTxtDisallowed(IgnoreRequest):
@@ -84,7 +83,7 @@ class RobotsTxtStdMiddleware:
         self.sitemap_feeder = SitemapFeeder(crawler, self.config)
         self.politeness = SlotPoliteness(crawler, self.config, self._lookup)
         self.usage = UsageGate(crawler, self.config, self.report)
-        self._tokens: dict[bytes, str] = {}
+        self.token_of = TokenOf(self.config)
         self.audit = AuditLog.from_crawler(crawler, self.config)
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
@@ -112,7 +111,7 @@ class RobotsTxtStdMiddleware:
             self._inc(_stats.CACHE_MISS)
             record_wait(self._stats, time.time() - waited_since)
         self._check(request, entry)
-        self.usage.before(request, entry, self._token(request))
+        self.usage.before(request, entry, self.token_of(request))
 
     def process_response(self, request: Request, response: Response) -> Response:
         """Put the usage preferences on the response; drop it when they say no to
@@ -128,23 +127,9 @@ class RobotsTxtStdMiddleware:
 
     # -- deciding and dropping ------------------------------------------------------
 
-    def _token(self, request: Request) -> str:
-        if self.config.token is not None:
-            return self.config.token
-        header = request.headers.get(b"User-Agent")
-        key = header or self.config.default_user_agent.encode()
-        token = self._tokens.get(key)
-        if token is None:
-            standard = self.config.standard
-            token = product_token(key, standard) or fallback_token(standard)
-            if len(self._tokens) >= _TOKEN_CACHE_SIZE:
-                self._tokens.clear()
-            self._tokens[key] = token
-        return token
-
     def _decide(self, request: Request, entry: CacheEntry) -> Decision:
         if entry.verdict == policy.PARSE and entry.robots is not None:
-            token = self._token(request)
+            token = self.token_of(request)
             try:
                 if entry.robots.allowed(request.url, token):
                     return _ALLOWED
@@ -212,7 +197,7 @@ class RobotsTxtStdMiddleware:
     def _fetched(self, fetched: Fetched, trigger: Request) -> None:
         robots, entry = fetched.robots, fetched.entry
         if self.audit is not None:
-            self.audit.fetched(fetched, self._token(trigger))
+            self.audit.fetched(fetched, self.token_of(trigger))
         if robots is None:
             return
         self.usage.parsed(entry.origin, robots)
@@ -225,7 +210,7 @@ class RobotsTxtStdMiddleware:
         )
         slot = self.crawler.engine.downloader.get_slot_key(trigger)
         self.politeness.note(
-            entry.origin, robots, entry.robots_url, self._token(trigger), slot
+            entry.origin, robots, entry.robots_url, self.token_of(trigger), slot
         )
         self.sitemap_feeder.feed(entry.origin, robots, entry.robots_url)
 
@@ -234,7 +219,7 @@ class RobotsTxtStdMiddleware:
         entry = None if origin is None else self.store.memory.get(origin.key)
         if origin is None or entry is None:
             return None
-        return origin.key, entry, self._token(request)
+        return origin.key, entry, self.token_of(request)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -250,10 +235,7 @@ class RobotsTxtStdMiddleware:
     async def _spider_closed(self, spider: Spider, reason: str) -> None:
         self.book.detach_all()
         await self.book.settle()
-        for origin, count in [] if self.config.dry_run else self.report.top_origins():
-            self._stats.set_value(_stats.dropped_by_origin(origin), count)
-        left = self._stats.get_value(_stats.WAIT_LEFT_AT_CLOSE, 0)
-        summary = self.report.summary(left_at_close=left)
+        summary = self.report.close(self._stats)
         logger.info("%(summary)s", {"summary": summary}, extra={"spider": spider})
         if self.audit is not None:
             self.audit.close(self.report, reason)

@@ -1,9 +1,17 @@
-"""Origins (scheme, host, port) and their robots.txt URLs (SPEC 3)."""
+"""What a request is checked under: its origin (scheme, host, port) with its
+robots.txt URL (SPEC 3), and the crawler's product token (SPEC 4)."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 from urllib.parse import ParseResult, SplitResult, urlsplit
+
+from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
+
+if TYPE_CHECKING:
+    from scrapy.http import Request
+
+    from scrapy_robots_std.config import Config
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -54,3 +62,31 @@ def origin_of(url: str | SplitResult | ParseResult) -> Origin | None:
     return Origin(
         f"{scheme}://{shown}:{port}", f"{scheme}://{shown}{suffix}/robots.txt"
     )
+
+
+class TokenOf:
+    """The product token a request's robots.txt groups are matched with (SPEC 4):
+    ``ROBOTSTXT_USER_AGENT``'s, else the first product token of the request's
+    ``User-Agent`` header (``USER_AGENT`` when it has none); memoised per header
+    value, a bounded memo (a crawl sends one or a few)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._tokens: dict[bytes, str] = {}
+
+    def __call__(self, request: Request) -> str:
+        if self.config.token is not None:
+            return self.config.token
+        header = request.headers.get(b"User-Agent")
+        key = header or self.config.default_user_agent.encode()
+        token = self._tokens.get(key)
+        if token is None:
+            standard = self.config.standard
+            token = product_token(key, standard) or fallback_token(standard)
+            if len(self._tokens) >= _TOKEN_MEMO_SIZE:
+                self._tokens.clear()
+            self._tokens[key] = token
+        return token
+
+
+_TOKEN_MEMO_SIZE: Final = 256

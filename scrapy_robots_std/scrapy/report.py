@@ -100,6 +100,12 @@ class Report:
     def origin_recovered(self, origin: str) -> None:
         self.unreachable.pop(origin, None)
 
+    def close(self, stats: StatsCollector) -> str:
+        """Set the per-origin drop stats (not in a dry run); return the summary."""
+        for origin, count in [] if self.dry_run else self.top_origins():
+            stats.set_value(_stats.dropped_by_origin(origin), count)
+        return self.summary(left_at_close=stats.get_value(_stats.WAIT_LEFT_AT_CLOSE, 0))
+
     def top_origins(self) -> list[tuple[str, int]]:
         return self.by_origin.top(self.top)
 
