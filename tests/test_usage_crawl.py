@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import Reply, run_crawl
+from hostile import Reply, Sequence, run_crawl
 from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from test_middleware_crawl import MW_LOGGER, assert_no_errors, settings, stat
+from test_revalidation_crawl import LaterSpider
 
 from scrapy_robots_std import PurposeDecision, UsagePreferences
 
@@ -311,3 +312,37 @@ async def test_dry_run_counts_usage_drops_without_dropping(
     assert stat(result, "robots_std/would_drop/usage") == 1
     assert stat(result, "robots_std/would_drop/usage-header") == 1
     assert stat(result, "robots_std/dropped/usage") is None
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_later_robots_txt_does_not_change_what_a_response_recorded(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    """attach-05 3.3: the robots.txt current when a resource is fetched applies."""
+    hostile.add_route(
+        "/robots.txt",
+        Sequence(
+            Reply(200, {}, b"User-agent: *\nContent-Usage: train-ai=n\n"),
+            Reply(200, {}, b"User-agent: *\nContent-Usage: train-ai=y\n"),
+        ),
+    )
+    hostile.add_route("/early", Reply(200, HTML, PAGE))
+    hostile.add_route("/late", Reply(200, HTML, PAGE))
+    # The other origin's page takes longer than the 2 s a fresh verdict stands.
+    hostile_b.add_route("/slow", Reply(200, HTML, PAGE, delay=2.5))
+    result = await run_crawl(
+        [],
+        settings(ROBOTS_STD_CACHE_TTL=0, ROBOTS_STD_CACHE_MIN_TTL=0),
+        spider_cls=LaterSpider,
+        spider_kwargs={
+            "first": (hostile.url("/early"),),
+            "later": (hostile.url("/late"),),
+            "slow": hostile_b.url("/slow"),
+        },
+    )
+    assert_no_errors(result)
+    assert len(hostile.requests_for("/robots.txt")) == 2
+    got = received(result)
+    assert value(got[hostile.url("/early")], "aipref", "train-ai") == "disallow"
+    assert value(got[hostile.url("/late")], "aipref", "train-ai") == "allow"
