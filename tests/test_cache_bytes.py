@@ -8,14 +8,21 @@ from __future__ import annotations
 
 import gc
 import tracemalloc
+from typing import TYPE_CHECKING
 
 import pytest
+from hostile import Reply, run_crawl
+from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
+from test_middleware_crawl import assert_no_errors, settings, stat
 
 from scrapy_robots_std.cache import CacheEntry, MemoryCache
 from scrapy_robots_std.cache.memory import entry_bytes
 from scrapy_robots_std.config import MIN_CACHE_MAX_BYTES, Config, SettingsError
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
+
+if TYPE_CHECKING:
+    from hostile import HostileServer
 
 MIB = 1024 * 1024
 
@@ -140,3 +147,39 @@ def test_the_setting_is_read_and_checked() -> None:
             Config.from_settings(crawler.settings)
     with pytest.raises(ValueError, match="max_bytes"):
         MemoryCache(max_bytes=10)
+
+
+def test_an_entry_is_measured_again_once_compiled() -> None:
+    """A crawl stores an entry before its first check compiles it: resize()
+    counts what compiling added, and evicts past the bound."""
+    cache = MemoryCache(max_bytes=MIN_CACHE_MAX_BYTES)
+    robots = RobotsTxt.parse(_rules_body(12_000, 3)).without_diagnostics()
+    entry = _entry("http://c.example", robots)
+    other = _entry("http://d.example", _parsed(3000, 4))
+    cache.put(other)
+    cache.put(entry)
+    stored = cache.total_bytes
+    robots.allowed("http://c.example/3/a/x1y", "Scrapy")  # the first check
+    assert entry_bytes(entry) > stored - entry_bytes(other)
+    cache.resize("http://c.example")
+    assert cache.total_bytes <= MIN_CACHE_MAX_BYTES
+    assert cache.total_bytes == sum(map(entry_bytes, cache._entries.values()))
+    assert cache.resize("http://gone.example") == 0
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_crawl_keeps_the_cache_within_its_byte_bound(
+    hostile: HostileServer, hostile_b: HostileServer
+) -> None:
+    for n, server in enumerate((hostile, hostile_b)):
+        server.add_route("/robots.txt", Reply(200, {}, _rules_body(14_000, n)))
+        server.add_route("/page", Reply(200, {}, b"<p>ok</p>"))
+    result = await run_crawl(
+        [hostile.url("/page"), hostile_b.url("/page")],
+        settings(ROBOTS_STD_CACHE_MAX_BYTES=MIN_CACHE_MAX_BYTES),
+    )
+    assert_no_errors(result)
+    assert len(result.responses) == 2
+    assert stat(result, "robots_std/cache/eviction") >= 1
+    assert 0 < stat(result, "robots_std/cache/bytes_peak") <= MIN_CACHE_MAX_BYTES

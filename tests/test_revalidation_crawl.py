@@ -331,3 +331,19 @@ async def test_a_hostile_etag_is_not_sent_back(
     conditional = robots_requests(hostile)[1]
     assert "If-None-Match" not in conditional.headers
     assert conditional.headers["If-Modified-Since"] == LAST_MODIFIED
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_304_is_never_followed_as_a_redirect(hostile: HostileServer) -> None:
+    """A 304 to a request that sent no validators (nothing cached): an unfollowed
+    3xx, no restrictions, whatever its Location says."""
+    hostile.add_route("/robots.txt", Reply(304, {"Location": "/elsewhere.txt"}))
+    hostile.add_route("/elsewhere.txt", Reply(200, {}, b"User-agent: *\nDisallow: /\n"))
+    urls = serve_pages(hostile, PUBLIC)
+    result = await run_crawl(urls, settings())
+    assert_no_errors(result)
+    assert hostile.requests_for("/elsewhere.txt") == []
+    assert stat(result, "robots_std/verdict/allow-all") == 1
+    assert stat(result, "robots_std/cache/revalidated") is None
+    assert pages_served(hostile) == set(PUBLIC)

@@ -8,6 +8,7 @@ lines and the stats are checked for the edge cases of the research notes
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -346,3 +347,80 @@ async def test_a_later_robots_txt_does_not_change_what_a_response_recorded(
     got = received(result)
     assert value(got[hostile.url("/early")], "aipref", "train-ai") == "disallow"
     assert value(got[hostile.url("/late")], "aipref", "train-ai") == "allow"
+
+
+# -- what a review found -------------------------------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_dry_run_counts_a_disallowed_url_once(hostile: HostileServer) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\nDisallow: /x\n"))
+    hostile.add_route("/x", Reply(200, {**HTML, "Content-Usage": "train-ai=n"}, PAGE))
+    result = await run_crawl(
+        [hostile.url("/x")],
+        settings(**DROP, ROBOTS_STD_USAGE_UNKNOWN="deny", ROBOTS_STD_DRY_RUN=True),
+    )
+    assert_no_errors(result)
+    # Sent (a dry run), and counted once, as the Disallow rule's.
+    assert stat(result, "robots_std/would_drop/rule") == 1
+    assert not any("usage" in key for key in result.stats if "drop" in key)
+    summary = next(
+        m for m in result.messages(logger_prefix=MW_LOGGER) if "dropped" in m
+    )
+    assert "1 request(s) would have been dropped (rule: 1)" in summary
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_an_unchecked_request_does_not_inherit_its_parents_preferences(
+    hostile: HostileServer,
+) -> None:
+    urls = serve(hostile)
+    parents = UsagePreferences.combine("rules", ()).with_headers(["train-ai=n"])
+    result = await run_crawl(
+        [urls["a/ai-ok/page"]],
+        settings(**DROP),
+        # As response.follow(..., meta=response.meta) would copy them.
+        meta={"dont_obey_robotstxt": True, "robots_std_usage": parents},
+    )
+    assert_no_errors(result)
+    [meta] = received(result).values()
+    assert meta["robots_std_usage"].reason == "no-robots-txt"
+    assert meta["robots_std_usage_decision"].value == "unknown"
+
+
+@pytest.mark.crawl
+@pytest.mark.parametrize("purpose", [["train-ai"], "training"])
+@deferred_f_from_coro_f
+async def test_a_bad_purpose_in_meta_is_one_warning_and_no_decision(
+    hostile: HostileServer, purpose: object
+) -> None:
+    urls = serve(hostile)
+    result = await run_crawl(
+        [urls["a/test"], urls["a/ai-ok/page"]],
+        settings(ROBOTS_STD_USAGE_ENFORCE="drop"),
+        meta={"robots_std_usage_purpose": purpose},
+    )
+    assert_no_errors(result)
+    assert len(received(result)) == 2  # no purpose, no drop
+    warnings = [
+        m
+        for m in result.messages(level=logging.WARNING, logger_prefix=MW_LOGGER)
+        if "is not a usage purpose" in m
+    ]
+    assert len(warnings) == 1
+    assert stat(result, "robots_std/usage/bad_purpose") >= 2
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_drop_line_names_a_few_of_many_sources(hostile: HostileServer) -> None:
+    lines = b"".join(b"Content-Signal: ai-train=no, x%d=no\n" % n for n in range(500))
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\n" + lines))
+    hostile.add_route("/p", Reply(200, HTML, PAGE))
+    result = await run_crawl([hostile.url("/p")], settings(**DROP))
+    assert_no_errors(result)
+    [line] = usage_drops(result)
+    assert "(and 497 more)" in line
+    assert len(line) < 1000

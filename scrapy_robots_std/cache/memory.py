@@ -45,9 +45,10 @@ class MemoryCache:
     (``ROBOTS_STD_CACHE_MAX_BYTES``). Past either bound the least recently used
     entries go; past the byte bound, the largest of the few least recently used goes
     first, so one huge file does not push out many small ones. The entry just stored
-    is never evicted by its own ``put``. An entry is measured when stored: the rules
-    a later token compiles are not counted again (each parsed file keeps at most
-    1 MiB, compiled state included, and its memo of tokens is bounded).
+    is never evicted by its own ``put``. An entry is measured when stored and, by
+    :meth:`resize`, once compiled for the token that fetched it (the crawl does
+    that); rules another token compiles later are not counted (each parsed file
+    keeps at most 1 MiB, compiled state included, and its memo of tokens is bounded).
     """
 
     def __init__(self, max_origins: int = 10_000, max_bytes: int | None = None) -> None:
@@ -97,13 +98,28 @@ class MemoryCache:
         while len(self._entries) > self.max_origins:
             self._drop(next(iter(self._entries)))
             evicted += 1
+        return evicted + self._evict_bytes(origin)
+
+    def resize(self, origin: str) -> int:
+        """Measure ``origin``'s entry again (its rules were compiled for a token
+        since it was stored) and evict past the byte bound; return the evictions."""
+        entry = self._entries.get(origin)
+        if entry is None:
+            return 0
+        size = entry_bytes(entry)
+        self.total_bytes += size - self._sizes[origin]
+        self._sizes[origin] = size
+        return self._evict_bytes(origin)
+
+    def _evict_bytes(self, keep: str) -> int:
+        evicted = 0
         max_bytes = self.max_bytes
         while (
             max_bytes is not None
             and self.total_bytes > max_bytes
             and len(self._entries) > 1
         ):
-            self._drop(self._largest_of_oldest(origin))
+            self._drop(self._largest_of_oldest(keep))
             evicted += 1
         self.peak_bytes = max(self.peak_bytes, self.total_bytes)
         return evicted

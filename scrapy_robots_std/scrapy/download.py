@@ -111,7 +111,12 @@ class RobotsDownload:
             status = response.status
             self._inc(_stats.ROBOTS_RESPONSES)
             self._inc(_stats.robots_status(status))
-            if 300 <= status < 400 and b"Location" in response.headers:
+            # 304 Not Modified carries no redirect, whatever its headers say.
+            if (
+                300 <= status < 400
+                and status != 304
+                and b"Location" in response.headers
+            ):
                 target = _redirect_target(response)
                 problem = None
                 if target is None or origin_of(target) is None:

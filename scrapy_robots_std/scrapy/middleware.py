@@ -97,6 +97,7 @@ class RobotsTxtStdMiddleware:
         """Let ``request`` through, or drop it with :class:`RobotsTxtDisallowed`."""
         origin = self.book.origin_to_check(request)
         if origin is None:
+            self.usage.unchecked(request)
             return
         waited_since = request.meta.pop(WAITED_META, None)
         entry = self.book.fresh(origin.key, waited=waited_since is not None)
@@ -110,8 +111,8 @@ class RobotsTxtStdMiddleware:
         else:
             self._inc(_stats.CACHE_MISS)
             record_wait(self._stats, time.time() - waited_since)
-        self._check(request, entry)
-        self.usage.before(request, entry, self.token_of(request))
+        allowed = self._check(request, entry)
+        self.usage.before(request, entry, self.token_of(request), allowed=allowed)
 
     def process_response(self, request: Request, response: Response) -> Response:
         """Put the usage preferences on the response; drop it when they say no to
@@ -156,10 +157,12 @@ class RobotsTxtStdMiddleware:
             return Decision(False, None, _stats.DROP_SHUTDOWN)
         return Decision(False, None, _stats.DROP_UNREACHABLE)
 
-    def _check(self, request: Request, entry: CacheEntry) -> None:
+    def _check(self, request: Request, entry: CacheEntry) -> bool:
+        """``True``: ``request`` may be sent; ``False``: a dry run lets through what
+        robots.txt disallows; otherwise :class:`RobotsTxtDisallowed` is raised."""
         decision = self._decide(request, entry)
         if decision.allowed:
-            return
+            return True
         if decision.rule is not None:
             reason = _stats.DROP_RULE
             why = rule_text(entry.robots_url, decision.rule)
@@ -178,7 +181,7 @@ class RobotsTxtStdMiddleware:
                 values,
                 extra={"spider": self.crawler.spider},
             )
-            return
+            return False
         self._inc(_stats.FORBIDDEN)
         self._inc(_stats.dropped(reason))
         logger.debug(
@@ -196,9 +199,11 @@ class RobotsTxtStdMiddleware:
 
     def _fetched(self, fetched: Fetched, trigger: Request) -> None:
         robots, entry = fetched.robots, fetched.entry
+        self.store.compiled(entry, trigger.url, self.token_of(trigger))
         if self.audit is not None:
             self.audit.fetched(fetched, self.token_of(trigger))
         if robots is None:
+            self.usage.loaded(entry)
             return
         self.usage.parsed(entry.origin, robots)
         self.book.keep(

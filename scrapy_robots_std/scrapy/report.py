@@ -10,6 +10,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Final
 
 from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.safetext import safe
 
 if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
@@ -129,7 +130,7 @@ class Report:
         if self.top and self.by_origin:
             drops = "would-be drops" if self.dry_run else "drops"
             lines.append(f"  top origins by {drops}:")
-            lines.extend(f"    {n:>7}  {o}" for o, n in self.top_origins())
+            lines.extend(f"    {n:>7}  {safe(o)}" for o, n in self.top_origins())
         if self.top and self.by_rule:
             lines.append("  top deciding rules:")
             lines.extend(f"    {n:>7}  {r}" for r, n in self.by_rule.top(self.top))
@@ -138,7 +139,7 @@ class Report:
             count = len(self.unreachable) + self.unreachable_untracked
             more = count - len(shown)
             lines.append(f"  origins whose robots.txt was unreachable: {count}")
-            lines.extend(f"    {o}: {d}" for o, d in shown)
+            lines.extend(f"    {safe(o)}: {safe(d)}" for o, d in shown)
             if more > 0:
                 lines.append(f"    ... and {more} more")
         if self.usage_origin_count:
@@ -147,7 +148,7 @@ class Report:
                 "  origins whose robots.txt states AI usage preferences "
                 f"(Content-Usage, Content-Signal): {self.usage_origin_count}"
             )
-            lines.extend(f"    {o}" for o in named)
+            lines.extend(f"    {safe(o)}" for o in named)
             if self.usage_origin_count > len(named):
                 lines.append(f"    ... and {self.usage_origin_count - len(named)} more")
         return "\n".join(lines)

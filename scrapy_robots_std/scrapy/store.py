@@ -14,6 +14,7 @@ waiting process takes it over.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Final
 
 from scrapy.utils.misc import build_from_crawler, load_object
@@ -76,6 +77,19 @@ class Store:
 
     def put_in_memory(self, entry: CacheEntry) -> None:
         evicted = self.memory.put(entry)
+        if evicted:
+            self._stats.inc_value(_stats.CACHE_EVICTION, evicted)
+        self._stats.max_value(_stats.CACHE_BYTES_PEAK, self.memory.peak_bytes)
+
+    def compiled(self, entry: CacheEntry, url: str, token: str) -> None:
+        """Compile ``entry``'s rules for ``token`` now, and count what that keeps
+        against the memory's byte bound (an entry is stored before any check)."""
+        if entry.robots is None:
+            return
+        # A URL the parser cannot read compiles nothing: measured as it is.
+        with contextlib.suppress(ValueError):
+            entry.robots.allowed(url, token)
+        evicted = self.memory.resize(entry.origin)
         if evicted:
             self._stats.inc_value(_stats.CACHE_EVICTION, evicted)
         self._stats.max_value(_stats.CACHE_BYTES_PEAK, self.memory.peak_bytes)

@@ -12,6 +12,7 @@ decisions never depend on them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Final
 
@@ -22,6 +23,7 @@ from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.config import ENFORCE_DROP, ENFORCE_OFF, UNKNOWN_DENY
 from scrapy_robots_std.robotstxt.usage import (
     HEADER,
+    REASON_DISALLOWED,
     REASON_NO_ROBOTS_TXT,
     REASON_NO_STATEMENT,
     PurposeDecision,
@@ -58,9 +60,16 @@ DECISION_META: Final = "robots_std_usage_decision"
 #: request meta: this request's purpose, overriding ``ROBOTS_STD_USAGE_PURPOSE``
 PURPOSE_META: Final = "robots_std_usage_purpose"
 
+#: How many distinct bad purposes get a WARNING (each once); the stat counts all.
+_WARN_AT_MOST: Final = 20
+#: Sources a drop line names; the rest are counted ("and N more"): a hostile file
+#: may hold thousands of usage lines.
+_SHOWN_SOURCES: Final = 3
+
 # Shared answers for the common cases: no object built per request.
 _NO_ROBOTS_TXT: Final = UsagePreferences.unknown(REASON_NO_ROBOTS_TXT)
 _NO_STATEMENT: Final = UsagePreferences.unknown(REASON_NO_STATEMENT)
+_DISALLOWED: Final = UsagePreferences.unknown(REASON_DISALLOWED)
 
 
 class UsageDisallowed(IgnoreRequest):
@@ -86,6 +95,8 @@ class UsageGate:
         self.config = config
         self.report = report
         self._stats = crawler.stats
+        #: the bad purposes already warned about (each once)
+        self._warned: set[str] = set()
 
     def parsed(self, origin: str, robots: RobotsTxt) -> None:
         """Count what a robots.txt parsed just now says about usage."""
@@ -104,10 +115,32 @@ class UsageGate:
             self._stats.inc_value(_stats.USAGE_ORIGINS)
             self.report.usage_stated(origin)
 
-    def before(self, request: Request, entry: CacheEntry, token: str) -> None:
-        """Record what robots.txt says for ``request``; drop it (``drop`` mode) when
-        that is already "no" for its purpose."""
+    def loaded(self, entry: CacheEntry) -> None:
+        """An entry read from the store (a resume, another process's fetch): named
+        in the summary if it states preferences; its lines were counted where it
+        was parsed first."""
         robots = entry.robots
+        stated = robots is not None and robots.has_usage_rules
+        if stated and robots is not None and robots.usage_summary().stated:
+            self.report.usage_stated(entry.origin)
+
+    def unchecked(self, request: Request) -> None:
+        """A request robots.txt does not apply to (``dont_obey_robotstxt``): what a
+        parent's meta carried over is not its own."""
+        request.meta.pop(USAGE_META, None)
+        request.meta.pop(DECISION_META, None)
+
+    def before(
+        self, request: Request, entry: CacheEntry, token: str, *, allowed: bool
+    ) -> None:
+        """Record what robots.txt says for ``request``; drop it (``drop`` mode) when
+        that is already "no" for its purpose. ``allowed``: robots.txt lets it be
+        fetched (``False`` only in a dry run, which has counted it already)."""
+        robots = entry.robots
+        if not allowed:
+            request.meta[USAGE_META] = _DISALLOWED
+            request.meta.pop(DECISION_META, None)
+            return
         if entry.verdict != policy.PARSE or robots is None:
             preferences = _NO_ROBOTS_TXT
         elif not robots.has_usage_rules:
@@ -154,6 +187,8 @@ class UsageGate:
             return
         if isinstance(judged, PurposeDecision) and judged.value == DISALLOW:
             return  # reported before it was sent
+        if preferences.reason == REASON_DISALLOWED:
+            return  # robots.txt disallows it: a dry run counted it there, once
         if decision.value == DISALLOW:
             by_header = any(source.origin == HEADER for source in decision.sources)
             reason = _stats.DROP_USAGE_HEADER if by_header else _stats.DROP_USAGE
@@ -167,15 +202,21 @@ class UsageGate:
 
     def _purpose(self, request: Request) -> str | None:
         purpose = request.meta.get(PURPOSE_META, self.config.usage_purpose)
-        if purpose is None or purpose in PURPOSES:
-            return purpose
+        if purpose is None:
+            return None
+        if isinstance(purpose, str) and purpose.strip().lower() in PURPOSES:
+            return purpose.strip().lower()
         self._inc(_stats.USAGE_BAD_PURPOSE)
+        shown = safe(repr(purpose)[:200])
+        if shown in self._warned or len(self._warned) >= _WARN_AT_MOST:
+            return None
+        self._warned.add(shown)
         logger.warning(
             "Request meta %(key)s=%(value)s is not a usage purpose (expected one of "
             "%(known)s); no usage decision for %(request)s",
             {
                 "key": PURPOSE_META,
-                "value": safe(repr(purpose)),
+                "value": shown,
                 "known": ", ".join(PURPOSES),
                 "request": safe(request),
             },
@@ -210,9 +251,12 @@ class UsageGate:
         if reason == _stats.DROP_USAGE_UNKNOWN:
             why = f"unknown for {decision.purpose} and ROBOTS_STD_USAGE_UNKNOWN is deny"
         else:
-            why = f"{decision}{where}"
+            why = f"{_describe(decision)}{where}"
         values = {"request": safe(request), "why": safe(why)}
-        origin = origin_of(request.url)
+        try:
+            origin = origin_of(request.url)
+        except ValueError:  # a host urlsplit refuses: the URL names its origin
+            origin = None
         self.report.dropped(request.url if origin is None else origin.key, reason, None)
         if self.config.dry_run:
             self._inc(_stats.would_drop(reason))
@@ -236,3 +280,12 @@ class UsageGate:
 
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)
+
+
+def _describe(decision: PurposeDecision) -> str:
+    """The decision as a drop line says it, naming at most a few of its sources."""
+    sources = decision.sources
+    if len(sources) <= _SHOWN_SOURCES:
+        return str(decision)
+    shown = dataclasses.replace(decision, sources=sources[:_SHOWN_SOURCES])
+    return f"{shown} (and {len(sources) - _SHOWN_SOURCES} more)"
