@@ -239,6 +239,7 @@ async def test_a_crawl_over_three_origins_leaves_one_record_per_version_and_orig
                 'line 3 "Content-Usage: train-ai=n"',
                 'line 5 "Content-Signal: search=yes, ai-train=no"',
             ],
+            "sources_total": 2,
         },
     }
 

@@ -307,6 +307,10 @@ class AuditLog:
             handle.close()
 
 
+#: Sources of the root's preferences written into a record (the rest are counted).
+_MAX_SOURCES = 10
+
+
 def _usage(robots: RobotsTxt | None, origin: str, token: str | None) -> dict[str, Any]:
     """The usage lines a robots.txt holds, and for ``token`` what it states at the
     origin's root URL (``/``)."""
@@ -335,6 +339,8 @@ def _usage(robots: RobotsTxt | None, origin: str, token: str | None) -> dict[str
             "content_signal": {
                 c: p.value for c, p in preferences.content_signal.items()
             },
-            "sources": [str(source) for source in preferences.sources],
+            # A hostile file may hold thousands of usage lines: a bounded record.
+            "sources": [str(s) for s in preferences.sources[:_MAX_SOURCES]],
+            "sources_total": len(preferences.sources),
         }
     return usage
