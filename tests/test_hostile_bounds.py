@@ -12,7 +12,6 @@ import gc
 import re
 import sys
 import tracemalloc
-from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
@@ -28,7 +27,12 @@ from scrapy_robots_std.robotstxt import matcher, parser, robots
 _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
-from benchmarks.hostile_shapes import SHAPES_BY_KEY, ordinary, url  # noqa: E402
+from typing import TYPE_CHECKING
+
+from benchmarks.hostile_shapes import SHAPES_BY_KEY, ordinary, url
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MIB = 1 << 20
 
@@ -112,7 +116,9 @@ PATHS = st.lists(PIECES, max_size=8).map(lambda parts: "/" + "".join(parts))
 
 def _body(rules: list[tuple[bool, str]]) -> bytes:
     lines = ["User-agent: *"]
-    lines += [f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules]
+    lines += [
+        f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -144,7 +150,9 @@ def _reference_rfc9309(value: bytes) -> bytes:
         if match.group(1) is None:
             return b"%%%02X" % match.group(2)[0]
         octet = int(match.group(1), 16)
-        return bytes((octet,)) if octet in _UNRESERVED else b"%" + match.group(1).upper()
+        return (
+            bytes((octet,)) if octet in _UNRESERVED else b"%" + match.group(1).upper()
+        )
 
     return re.sub(rb"%([0-9A-Fa-f]{2})|([\x80-\xff])", escape, value)
 
@@ -158,7 +166,9 @@ def _reference_1994(value: bytes) -> bytes:
 
 
 OCTETS = st.binary(max_size=40) | st.lists(
-    st.sampled_from([b"%", b"%2f", b"%7E", b"%e9", b"%%", b"%g1", b"\xc3\xa9", b"a", b"/"]),
+    st.sampled_from(
+        [b"%", b"%2f", b"%7E", b"%e9", b"%%", b"%g1", b"\xc3\xa9", b"a", b"/"]
+    ),
     max_size=12,
 ).map(b"".join)
 
@@ -253,7 +263,10 @@ def test_rotating_tokens_compile_once_each():
     parsed = RobotsTxt.parse(_named_groups(count))
     tokens = [f"Bot{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(count)]
     with mock.patch.object(
-        RobotsTxt, "_compile_rfc9309", autospec=True, side_effect=RobotsTxt._compile_rfc9309
+        RobotsTxt,
+        "_compile_rfc9309",
+        autospec=True,
+        side_effect=RobotsTxt._compile_rfc9309,
     ) as compile_rules:
         for _ in range(3):
             for number, token in enumerate(tokens):
@@ -265,12 +278,17 @@ def test_rotating_tokens_compile_once_each():
 def test_tokens_that_choose_the_same_groups_share_their_rules():
     parsed = RobotsTxt.parse(_named_groups(3))
     with mock.patch.object(
-        RobotsTxt, "_compile_rfc9309", autospec=True, side_effect=RobotsTxt._compile_rfc9309
+        RobotsTxt,
+        "_compile_rfc9309",
+        autospec=True,
+        side_effect=RobotsTxt._compile_rfc9309,
     ) as compile_rules:
         for round_number in range(3):
             for number in range(200):  # far more than the memo holds
-                token = f"Rotating{chr(97 + number % 26)}{round_number}x{number}".replace(
-                    "0", "o"
+                token = (
+                    f"Rotating{chr(97 + number % 26)}{round_number}x{number}".replace(
+                        "0", "o"
+                    )
                 )
                 token = re.sub(r"[^A-Za-z_-]", "q", token)
                 assert not parsed.allowed(url("/star/x"), token)

@@ -18,11 +18,14 @@ import re
 import sys
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
-from scrapy_robots_std.robotstxt.packed import Packed, Strings, pack, strings_size
+from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size
 from scrapy_robots_std.robotstxt.wildcards import WildcardIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -123,7 +126,9 @@ def normalize_rfc9309(value: bytes) -> bytes:
         return value if value.isascii() else _escape_high(value)
     # Escapes made of high octets are upper-case and not unreserved: the
     # second pass leaves them as they are.
-    form = _unescape(value if value.isascii() else _escape_high(value), _RFC9309_ESCAPES)
+    form = _unescape(
+        value if value.isascii() else _escape_high(value), _RFC9309_ESCAPES
+    )
     return value if form == value else form
 
 
@@ -188,9 +193,8 @@ def candidate_index(value: int) -> int:
 def wildcard_match(path: bytes, pattern: bytes) -> bool:
     """Match a pattern holding ``*`` (and maybe a final ``$``) from the start of path."""
     anchored = pattern[-1] == 0x24  # "$"
-    if (
-        len(pattern) > len(path)
-        and len(pattern) - pattern.count(b"*") - anchored > len(path)
+    if len(pattern) > len(path) and len(pattern) - pattern.count(b"*") - anchored > len(
+        path
     ):
         return False  # more literal bytes than the path holds
     segments = (pattern[:-1] if anchored else pattern).split(b"*")
@@ -289,7 +293,8 @@ class PatternTable:
             + (
                 0
                 if written is None
-                else sys.getsizeof(written) + sum(map(sys.getsizeof, written.values()))
+                else sys.getsizeof(written)
+                + sum(map(sys.getsizeof, written.values()))
                 + 32 * len(written)
             )
         )
@@ -547,9 +552,7 @@ def _wildcard_index(
     def value_of(ref: int) -> int:
         index = ref & INDEX_MASK
         code = codes[index]
-        return candidate(
-            len(pattern_of(ref)), code & 1, code >> _LINE_SHIFT, index
-        )
+        return candidate(len(pattern_of(ref)), code & 1, code >> _LINE_SHIFT, index)
 
     return WildcardIndex(entries, pattern_of, value_of)
 

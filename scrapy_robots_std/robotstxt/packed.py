@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
 from itertools import accumulate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 #: Up to this many strings a tuple is kept: speed where memory does not matter.
 PACK_ABOVE = 512
@@ -51,9 +54,7 @@ class Packed:
     def size(self) -> int:
         """Bytes kept (the object, its blob and its offsets)."""
         return (
-            sys.getsizeof(self)
-            + sys.getsizeof(self._blob)
-            + sys.getsizeof(self._ends)
+            sys.getsizeof(self) + sys.getsizeof(self._blob) + sys.getsizeof(self._ends)
         )
 
 

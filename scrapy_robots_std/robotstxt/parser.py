@@ -56,8 +56,10 @@ CODE_MASK = (1 << LINE_SHIFT) - 1
 _NOTES = (
     (
         "body-cut",
-        "body longer than 512000 bytes: what follows the line that crosses"
-        " the limit (or that line, when longer than 2048 bytes past it) ignored",
+        (
+            "body longer than 512000 bytes: what follows the line that crosses"
+            " the limit (or that line, when longer than 2048 bytes past it) ignored"
+        ),
     ),
     ("line-cut", "line longer than 16663 bytes was cut"),
     ("misspelling", "misspelling {!r} accepted"),

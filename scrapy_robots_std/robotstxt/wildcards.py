@@ -19,7 +19,10 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 # Key widths, widest first: a piece of 4 bytes or more gives a 4-byte key, a
 # shorter piece is the key; a pattern of ``*`` alone has an empty key, always
@@ -27,7 +30,8 @@ from collections.abc import Callable, Sequence
 _WIDTHS = (4, 3, 2, 1, 0)
 _CODES = {4: "I", 3: "I", 2: "H", 1: "B", 0: "B"}
 
-assert array("I").itemsize == 4 and array("H").itemsize == 2  # noqa: S101
+assert array("I").itemsize == 4
+assert array("H").itemsize == 2
 
 
 def key_of(pattern: bytes) -> bytes:
