@@ -138,6 +138,20 @@ def test_the_wildcard_index_answers_like_the_scans(rules, paths):
             assert indexed._last.rules.index is not None
 
 
+@settings(max_examples=300, deadline=None)
+@given(pattern=PATTERNS, path=PATHS)
+def test_a_matching_path_holds_the_pattern_key(pattern, path):
+    octets = pattern.encode()
+    if matcher.wildcard_match(path.encode(), octets):
+        assert wildcards_key(octets) in path.encode()
+
+
+def wildcards_key(pattern: bytes) -> bytes:
+    from scrapy_robots_std.robotstxt.wildcards import key_of
+
+    return key_of(pattern)
+
+
 # -- percent-normalisation without a regex callback ---------------------------------------
 
 _UNRESERVED = frozenset(

@@ -268,6 +268,16 @@ class PatternTable:
         plain = self.plain
         return plain[number] if number < len(plain) else self.other[number - len(plain)]
 
+    def patterns_at(self, indexes: list[int]) -> list[bytes]:
+        """The patterns of rules ``indexes`` (normalized), in one pass."""
+        ids = self.ids
+        plain, other = self.plain, self.other
+        if isinstance(plain, tuple) and isinstance(other, tuple):
+            every = plain + other
+            return [every[ids[index]] for index in indexes]
+        pattern = self.pattern
+        return [pattern(ids[index]) for index in indexes]
+
     def value(self, index: int) -> bytes:
         """Rule ``index``'s pattern as written."""
         written = self.written
@@ -533,15 +543,21 @@ def _wildcard_index(
         # No file behind the patterns: keep them, and their candidates.
         own = pack(special)
         values = array("q", special.values())
-        entries = list(zip(values, range(len(values)), strict=True))
-        return WildcardIndex(entries, own.__getitem__, values.__getitem__)
+        mine = list(zip(values, range(len(values)), special, strict=True))
+        return WildcardIndex(mine, own.__getitem__, values.__getitem__)
     ids = table.ids
     pattern = table.pattern
-    entries = []
-    for written, value in special.items():
-        index = value & INDEX_MASK
-        ref = index if pattern(ids[index]) == written else index | _DIRECTORY
-        entries.append((value, ref))
+    entries = [
+        (value, value & INDEX_MASK, written) for written, value in special.items()
+    ]
+    if b"/$" in special or any(written.endswith(b"/$") for written in special):
+        # Only a directory ("/dir/$") can stand for an index.html rule.
+        entries = [
+            (value, ref, written)
+            if not written.endswith(b"/$") or pattern(ids[ref]) == written
+            else (value, ref | _DIRECTORY, written)
+            for value, ref, written in entries
+        ]
 
     def pattern_of(ref: int) -> bytes:
         found = pattern(ids[ref & INDEX_MASK])

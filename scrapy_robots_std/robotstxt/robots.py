@@ -412,7 +412,6 @@ class RobotsTxt:
         parsed = self._parsed
         bounds = parsed.group_bounds
         table = self._table()
-        pattern_at = table.pattern
         ids = table.ids
         rules = parsed.rules
         indexes = [
@@ -421,7 +420,7 @@ class RobotsTxt:
             for index in range(bounds[3 * number + 1], bounds[3 * number + 2])
         ]
         # An empty pattern matches with priority 0: it never decides.
-        mine = [pattern_at(ids[index]) for index in indexes]
+        mine = table.patterns_at(indexes)
         if b"" in mine:
             indexes = [index for index, p in zip(indexes, mine, strict=True) if p]
             mine = [p for p in mine if p]

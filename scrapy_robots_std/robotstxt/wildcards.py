@@ -41,11 +41,6 @@ def key_of(pattern: bytes) -> bytes:
     return piece[-4:]
 
 
-def _code(key: bytes) -> int:
-    # A 3-byte key is padded to 4 bytes, as path_grams reads 3-byte pieces.
-    return int.from_bytes(key + b"\x00" if len(key) == 3 else key, sys.byteorder)
-
-
 def path_grams(path: bytes, width: int) -> list[array[int]]:
     """The codes of every ``width``-byte piece of ``path``, in a few arrays.
 
@@ -55,7 +50,7 @@ def path_grams(path: bytes, width: int) -> list[array[int]]:
     if width == 1:
         return [array("B", path)]
     step = 2 if width == 2 else 4
-    # A 3-byte piece is read as 4 bytes whose last is zeroed (see _code).
+    # A 3-byte piece is read as 4 bytes whose last is zeroed, as its key is.
     padded = path + b"\x00" if width == 3 else path
     found = []
     for start in range(step):
@@ -129,21 +124,37 @@ class WildcardIndex:
 
     def __init__(
         self,
-        entries: list[tuple[int, int]],
+        entries: list[tuple[int, int, bytes]],
         pattern_of: Callable[[int], bytes],
         value_of: Callable[[int], int],
     ) -> None:
-        """``entries``: (candidate, reference); candidates distinct."""
+        """``entries``: (candidate, reference, pattern); candidates distinct."""
         entries.sort(reverse=True)
-        self.refs = array("I", [ref for _, ref in entries])
+        self.refs = array("I", [entry[1] for entry in entries])
         self._pattern_of = pattern_of
         self._value_of = value_of
-        by_width: dict[int, list[tuple[int, int]]] = {}
-        for slot, ref in enumerate(self.refs):
-            key = key_of(pattern_of(ref))
-            by_width.setdefault(len(key), []).append((_code(key), slot))
+        # key_of() inlined, and the key read as a number the way path_grams
+        # reads the path (a 3-byte key padded to 4): this runs for every pattern.
+        bodies = [p[:-1] if p[-1:] == b"$" else p for _, _, p in entries]
+        keys = [max(body.split(b"*"), key=len)[-4:] for body in bodies]
+        order = sys.byteorder
+        codes = [
+            int.from_bytes(key + b"\x00" if len(key) == 3 else key, order)
+            for key in keys
+        ]
+        widths = list(map(len, keys))
+        found = set(widths)
         self.keys = tuple(
-            _Keys(width, by_width[width]) for width in _WIDTHS if width in by_width
+            _Keys(
+                width,
+                [
+                    (code, slot)
+                    for slot, (code, w) in enumerate(zip(codes, widths, strict=True))
+                    if w == width
+                ],
+            )
+            for width in _WIDTHS
+            if width in found
         )
 
     def size(self) -> int:
