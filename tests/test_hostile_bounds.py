@@ -248,6 +248,22 @@ def test_memory_bytes_counts_what_is_built_later():
     assert parsed.memory_bytes() == after
 
 
+def test_memory_bytes_is_cheap_once_counted():
+    shape = SHAPES_BY_KEY["short"]  # 48,000 patterns
+    parsed = RobotsTxt.parse(shape.body())
+    parsed.allowed(url("/x"), shape.token)
+    first = parsed.memory_bytes()
+    with mock.patch("sys.getsizeof", wraps=sys.getsizeof) as getsizeof:
+        assert parsed.memory_bytes() == first
+    assert getsizeof.call_count < 20  # a few objects, not one per pattern
+
+
+def test_a_copy_without_diagnostics_counts_no_notes():
+    body = b"User-agent: *\nDisallow: /x\n" + b"junk line\n" * 500
+    parsed = RobotsTxt.parse(body)
+    assert parsed.without_diagnostics().memory_bytes() < parsed.memory_bytes()
+
+
 def test_crawl_delay_compiles_nothing():
     body = SHAPES_BY_KEY["wildcards"].body() + b"Crawl-delay: 3\n"
     parsed = RobotsTxt.parse(body)

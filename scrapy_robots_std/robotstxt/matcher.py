@@ -248,7 +248,7 @@ class PatternTable:
     plain prefix of the file shares the sorted tuple and its parent links.
     """
 
-    __slots__ = ("_parents", "ids", "other", "plain", "written")
+    __slots__ = ("_parents", "_size", "ids", "other", "plain", "written")
 
     def __init__(
         self,
@@ -262,6 +262,7 @@ class PatternTable:
         self.ids = ids
         self.written = written
         self._parents: array[int] | None = None
+        self._size: int | None = None
 
     def pattern(self, number: int) -> bytes:
         """Distinct pattern ``number`` (plain prefixes first)."""
@@ -292,14 +293,23 @@ class PatternTable:
         return parents
 
     def size(self) -> int:
-        """Bytes kept (an estimate from above; see ``RobotsTxt.memory_bytes``)."""
+        """Bytes kept (an estimate from above; see ``RobotsTxt.memory_bytes``).
+
+        Counted once; the parent links, built later, are added when they exist.
+        """
+        size = self._size
+        if size is None:
+            size = self._size = self._count()
+        parents = self._parents
+        return size if parents is None else size + sys.getsizeof(parents)
+
+    def _count(self) -> int:
         written = self.written
         return (
             sys.getsizeof(self)
             + strings_size(self.plain)
             + strings_size(self.other)
             + sys.getsizeof(self.ids)
-            + (0 if self._parents is None else sys.getsizeof(self._parents))
             + (
                 0
                 if written is None

@@ -251,6 +251,7 @@ class Parsed:
     """
 
     __slots__ = (
+        "_size",
         "agent_text",
         "group_bounds",
         "group_extras",
@@ -265,6 +266,7 @@ class Parsed:
 
     def __init__(self) -> None:
         self.agent_text = ""
+        self._size: int | None = None  # see size()
         self.spellings: tuple[str, ...] = CANONICAL_SPELLINGS
         self.group_bounds: array[int] = _NO_RULES
         self.group_extras: dict[int, tuple[float | None, RequestRate | None]] | None
@@ -335,7 +337,16 @@ class Parsed:
         return tuple(self.agent_text[bounds[start] : bounds[start + 3] - 1].split("\n"))
 
     def size(self) -> int:
-        """Bytes kept, the rule patterns excepted (an estimate from above)."""
+        """Bytes kept, the rule patterns excepted (an estimate from above).
+
+        Counted once: nothing it counts changes after parsing.
+        """
+        size = self._size
+        if size is None:
+            size = self._size = self._count()
+        return size
+
+    def _count(self) -> int:
         size = sys.getsizeof(self) + sys.getsizeof(self.agent_text)
         size += sys.getsizeof(self.group_bounds) + sys.getsizeof(self.rules)
         if self.spellings is not CANONICAL_SPELLINGS:
@@ -383,6 +394,7 @@ class Parsed:
         for name in Parsed.__slots__:
             setattr(copy, name, getattr(self, name))
         copy.note_text = None
+        copy._size = None
         return copy
 
     def line(self, index: int) -> int:

@@ -96,7 +96,7 @@ class _Compiled:
     fall back to ``*`` compile its rules once).
     """
 
-    __slots__ = ("groups", "prefixes", "rules", "size")
+    __slots__ = ("_size", "_table", "groups", "prefixes", "rules")
 
     def __init__(
         self,
@@ -110,13 +110,22 @@ class _Compiled:
         # 1994: each pattern valued candidate(0, 0, line, rule index), so
         # the highest value among the patterns that start a path is the first line.
         self.prefixes = prefixes
-        # Bytes kept beyond the file's pattern table, for memory_bytes().
-        size = sys.getsizeof(self) + sys.getsizeof(groups)
-        if rules is not None:
-            size += rules.size(table)
-        if prefixes is not None:
-            size += prefixes.size(table)
-        self.size = size
+        self._table = table
+        self._size: int | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes kept beyond the file's pattern table, counted once when first
+        asked (a crawl that never asks pays nothing on the first check)."""
+        size = self._size
+        if size is None:
+            size = sys.getsizeof(self) + sys.getsizeof(self.groups)
+            if self.rules is not None:
+                size += self.rules.size(self._table)
+            if self.prefixes is not None:
+                size += self.prefixes.size(self._table)
+            self._size = size
+        return size
 
 
 _NOTHING = _Compiled()
