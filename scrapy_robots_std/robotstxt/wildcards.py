@@ -101,7 +101,9 @@ class _Keys:
         pairs.sort()  # by code, then slot: each key's slots best first
         self.width = width
         self.codes = array(_CODES[width], [code for code, _ in pairs])
-        self.members = array("I", [slot for _, slot in pairs])
+        # Slot numbers in 2 bytes when they fit: 48,000 tiny rules fit.
+        slots = [slot for _, slot in pairs]
+        self.members = array("H" if max(slots) <= 0xFFFF else "I", slots)
 
     def size(self) -> int:
         return (
