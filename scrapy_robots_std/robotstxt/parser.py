@@ -504,10 +504,17 @@ _UA, _SITEMAP, _CRAWL_DELAY, _REQUEST_RATE, _UNKNOWN, _NOT_A_KEY, _COMMENT = ran
 _DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
 
 
-class _Key(NamedTuple):
-    type: int
-    written: str  # the key as written, without surrounding whitespace
-    typo: bool  # an accepted misspelling
+class _Key:
+    """A line's key, classified.  Compared and hashed by identity: a file's
+    distinct keys are looked up once per rule line (``codes`` in
+    :func:`parse_rfc9309`), and cached keys are shared objects."""
+
+    __slots__ = ("type", "typo", "written")
+
+    def __init__(self, type: int, written: str, typo: bool) -> None:
+        self.type = type
+        self.written = written  # the key as written, without surrounding whitespace
+        self.typo = typo  # an accepted misspelling
 
 
 def _classify_rfc9309(raw_key: bytes) -> _Key:

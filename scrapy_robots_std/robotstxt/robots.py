@@ -402,18 +402,19 @@ class RobotsTxt:
         return table
 
     def _select_rfc9309(self, name: str) -> tuple[int, ...]:
-        groups = self._parsed.groups()
-        names = [_group_names(group, _parser.agent_name_rfc9309) for group in groups]
-        chosen = tuple(
-            group.number
-            for group, found in zip(groups, names, strict=True)
-            if name in found
-        )
+        parsed = self._parsed
+        text = parsed.agent_text
+        bounds = parsed.group_bounds
+        name_of = _parser.agent_name_rfc9309
+        # Each group's agent names, read straight from the packed text.
+        names = [
+            set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n")))
+            for i in range(0, len(bounds) - 1, 3)
+        ]
+        chosen = tuple(number for number, found in enumerate(names) if name in found)
         if not chosen:
             chosen = tuple(
-                group.number
-                for group, found in zip(groups, names, strict=True)
-                if None in found
+                number for number, found in enumerate(names) if None in found
             )
         return chosen
 
