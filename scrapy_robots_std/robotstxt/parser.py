@@ -376,11 +376,13 @@ class Parsed:
         """The number of the group that holds rule ``index``."""
         bounds = self.group_bounds
         # Groups hold contiguous runs of rules, in order: the last group that
-        # starts at or before the rule and ends after it (empty ones skipped).
-        for number in range(self.group_count - 1, -1, -1):
-            if bounds[3 * number + 1] <= index < bounds[3 * number + 2]:
-                return number
-        raise ValueError(index)
+        # starts at or before the rule, stepping back over empty ones.
+        number = bisect_right(bounds[1:-1:3], index) - 1
+        while number >= 0 and bounds[3 * number + 2] <= index:
+            number -= 1
+        if number < 0:
+            raise ValueError(index)
+        return number
 
     def extras(self, group: int) -> tuple[float | None, RequestRate | None]:
         extras = self.group_extras
