@@ -473,14 +473,21 @@ class RobotsTxt:
     def _select_1994(self, robot: str) -> tuple[int, ...]:
         # A record is user-agent lines *followed by rule lines*: a block of
         # user-agent lines alone names nobody.
-        groups = [group for group in self._parsed.groups() if group.end > group.start]
-        names = [_group_names(group, _parser.agent_name_1994) for group in groups]
-        for group, found in zip(groups, names, strict=True):
+        parsed = self._parsed
+        text = parsed.agent_text
+        bounds = parsed.group_bounds
+        name_of = _parser.agent_name_1994
+        records = [
+            (i // 3, set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n"))))
+            for i in range(0, len(bounds) - 1, 3)
+            if bounds[i + 2] > bounds[i + 1]
+        ]
+        for number, found in records:
             if any(name and name in robot for name in found):
-                return (group.number,)
-        for group, found in zip(groups, names, strict=True):
+                return (number,)
+        for number, found in records:
             if None in found:
-                return (group.number,)
+                return (number,)
         return ()
 
     def _compile_1994(self, numbers: tuple[int, ...]) -> _Compiled:
@@ -488,11 +495,10 @@ class RobotsTxt:
         (number,) = numbers
         # An empty value matches nothing (an empty Disallow allows all).
         table = self._table()
-        pattern = table.pattern
-        ids = table.ids
-        span = range(bounds[3 * number + 1], bounds[3 * number + 2])
-        indexes = [i for i in span if pattern(ids[i])]
-        mine = [pattern(ids[index]) for index in indexes]
+        span = list(range(bounds[3 * number + 1], bounds[3 * number + 2]))
+        found = table.patterns_at(span)
+        indexes = [index for index, pattern in zip(span, found, strict=True) if pattern]
+        mine = [pattern for pattern in found if pattern]
         # Priority 0 and no allow bit: the earliest line is the highest value.
         rules = self._parsed.rules
         firsts = [
