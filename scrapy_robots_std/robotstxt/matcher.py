@@ -21,7 +21,7 @@ from bisect import bisect_right
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size
+from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size, take
 from scrapy_robots_std.robotstxt.wildcards import WildcardIndex
 
 if TYPE_CHECKING:
@@ -276,8 +276,11 @@ class PatternTable:
         if isinstance(plain, tuple) and isinstance(other, tuple):
             every = plain + other
             return [every[ids[index]] for index in indexes]
-        pattern = self.pattern
-        return [pattern(ids[index]) for index in indexes]
+        count = len(plain)
+        numbers = [ids[index] for index in indexes]
+        plains = iter(take(plain, [n for n in numbers if n < count]))
+        others = iter(take(other, [n - count for n in numbers if n >= count]))
+        return [next(plains) if n < count else next(others) for n in numbers]
 
     def value(self, index: int) -> bytes:
         """Rule ``index``'s pattern as written."""
@@ -563,7 +566,7 @@ def _wildcard_index(
     entries = [
         (value, value & INDEX_MASK, written) for written, value in special.items()
     ]
-    if b"/$" in special or any(written.endswith(b"/$") for written in special):
+    if b"/$\n" in b"\n".join([*special, b""]):
         # Only a directory ("/dir/$") can stand for an index.html rule.
         entries = [
             (value, ref, written)
