@@ -25,16 +25,18 @@ import gc
 import os
 import platform
 import random
-import statistics
 import sys
 import tarfile
 import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.hostile_shapes import SHAPES, Shape, ordinary, url
 from scrapy_robots_std import RobotsTxt
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO.parent / "shared" / "corpus" / "robots"
@@ -98,7 +100,9 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
     lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines += [
+        "  ".join(str(c).rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -107,14 +111,16 @@ def checks(shapes: list[Shape], repeats: int) -> str:
     base = {}
     for size in SIZES:
         target = url("/section7/" + "a" * (size - 10))
-        base[size] = _timed(lambda t=target: normal.allowed(t, "HostileBot"), repeats)[1]
+        base[size] = _timed(lambda t=target: normal.allowed(t, "HostileBot"), repeats)[
+            1
+        ]
     name, real = _largest_real_file()
     rows = []
     cases: list[tuple[str, bytes, Callable[[int], str], str]] = [
         (s.key, s.body(), s.path, s.token) for s in shapes
     ]
     cases.append((f"real: {name}", real, lambda n: "/" + "q" * (n - 1), "Googlebot"))
-    worst = {size: 0.0 for size in SIZES}
+    worst = dict.fromkeys(SIZES, 0.0)
     for key, body, path, token in cases:
         start = time.perf_counter()
         robots = RobotsTxt.parse(body)
@@ -122,12 +128,24 @@ def checks(shapes: list[Shape], repeats: int) -> str:
         row = [key, f"{len(body):,}", _ms(parse)]
         for size in SIZES:
             target = url(path(size))
-            first, best = _timed(lambda t=target: robots.allowed(t, token), repeats)
+            first, best = _timed(
+                lambda t=target, r=robots, k=token: r.allowed(t, k), repeats
+            )
             worst[size] = max(worst[size], best)
             row += [_ms(first), _ms(best), _ratio(best / base[size])]
         rows.append(row)
     rows.append(
-        ["ordinary file", f"{len(ordinary()):,}", "", "", _ms(base[2_000]), "1x", "", _ms(base[100_000]), "1x"]
+        [
+            "ordinary file",
+            f"{len(ordinary()):,}",
+            "",
+            "",
+            _ms(base[2_000]),
+            "1x",
+            "",
+            _ms(base[100_000]),
+            "1x",
+        ]
     )
     # Percent-normalising the URL is part of every check: a URL of escapes and
     # non-ASCII text is the worst case for it.
@@ -161,7 +179,9 @@ def memory(shapes: list[Shape], origins: int) -> str:
         rows.append([shape.key, f"{kept:,}", est])
     name, real = _largest_real_file()
     kept, estimate = _retained(real, "Googlebot")
-    rows.append([f"real: {name}", f"{kept:,}", "-" if estimate is None else f"{estimate:,}"])
+    rows.append(
+        [f"real: {name}", f"{kept:,}", "-" if estimate is None else f"{estimate:,}"]
+    )
     table = _table(
         "2. Bytes one parsed file keeps, one token compiled (tracemalloc)",
         ["shape", "kept bytes", "memory_bytes()"],
@@ -221,7 +241,11 @@ def growth(files: int) -> str:
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     for number in range(files):
-        body = bodies_first[number] if number < len(bodies_first) else _distinct_file(number, rng)
+        body = (
+            bodies_first[number]
+            if number < len(bodies_first)
+            else _distinct_file(number, rng)
+        )
         robots = RobotsTxt.parse(body)
         robots.allowed(url("/a"), "HostileBot")
         robots.crawl_delay("HostileBot")
@@ -242,9 +266,15 @@ def growth(files: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repeats, origins and files")
-    parser.add_argument("--origins", type=int, default=None, help="origins kept at once (300)")
-    parser.add_argument("--files", type=int, default=None, help="distinct files for growth (10,000)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer repeats, origins and files"
+    )
+    parser.add_argument(
+        "--origins", type=int, default=None, help="origins kept at once (300)"
+    )
+    parser.add_argument(
+        "--files", type=int, default=None, help="distinct files for growth (10,000)"
+    )
     parser.add_argument("--shapes", default=",".join(s.key for s in SHAPES))
     args = parser.parse_args(argv)
     shapes = [s for s in SHAPES if s.key in args.shapes.split(",")]

@@ -8,8 +8,11 @@ Every body is deterministic (seeded), so figures compare across runs.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 LIMIT = 512_000
 _LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -104,7 +107,12 @@ def ordinary() -> bytes:
     """A typical file: a few groups, prefixes, a handful of wildcards."""
     lines = ["User-agent: *"]
     lines += [f"Disallow: /section{n}/private/" for n in range(40)]
-    lines += ["Disallow: /*?sort=", "Disallow: /*.pdf$", "Allow: /*/public/*", "Disallow: /search"]
+    lines += [
+        "Disallow: /*?sort=",
+        "Disallow: /*.pdf$",
+        "Allow: /*/public/*",
+        "Disallow: /search",
+    ]
     lines += ["", "User-agent: Googlebot", "Disallow: /nogoogle/", "Allow: /"]
     return ("\n".join(lines) + "\n").encode()
 

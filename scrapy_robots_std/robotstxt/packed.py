@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Iterable, Iterator
 from itertools import accumulate
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 #: Up to this many strings a tuple is kept: speed where memory does not matter.
 PACK_ABOVE = 512
@@ -44,6 +47,12 @@ class Packed:
             yield blob[start:end]
             start = end
 
+    def take(self, positions: Iterable[int]) -> list[bytes]:
+        """The strings at ``positions`` (non-negative), in one pass."""
+        blob = self._blob
+        ends = self._ends
+        return [blob[ends[i - 1] if i else 0 : ends[i]] for i in positions]
+
     def length(self, index: int) -> int:
         ends = self._ends
         return ends[index] - (ends[index - 1] if index else 0)
@@ -62,6 +71,13 @@ def pack(items: Iterable[bytes]) -> Strings:
     """A tuple for a few strings, :class:`Packed` for many."""
     found = tuple(items)
     return Packed(found) if len(found) > PACK_ABOVE else found
+
+
+def take(strings: Strings, positions: Iterable[int]) -> list[bytes]:
+    """``[strings[i] for i in positions]``, without a call per string."""
+    if isinstance(strings, Packed):
+        return strings.take(positions)
+    return [strings[i] for i in positions]
 
 
 def strings_size(strings: Strings) -> int:

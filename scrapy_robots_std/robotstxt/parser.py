@@ -59,8 +59,10 @@ CODE_MASK = (1 << LINE_SHIFT) - 1
 _NOTES = (
     (
         "body-cut",
-        "body longer than 512000 bytes: what follows the line that crosses"
-        " the limit (or that line, when longer than 2048 bytes past it) ignored",
+        (
+            "body longer than 512000 bytes: what follows the line that crosses"
+            " the limit (or that line, when longer than 2048 bytes past it) ignored"
+        ),
     ),
     ("line-cut", "line longer than 16663 bytes was cut"),
     ("misspelling", "misspelling {!r} accepted"),
@@ -254,6 +256,7 @@ class Parsed:
     """
 
     __slots__ = (
+        "_size",
         "agent_text",
         "group_bounds",
         "group_extras",
@@ -269,6 +272,7 @@ class Parsed:
 
     def __init__(self) -> None:
         self.agent_text = ""
+        self._size: int | None = None  # see size()
         self.spellings: tuple[str, ...] = CANONICAL_SPELLINGS
         self.group_bounds: array[int] = _NO_RULES
         self.group_extras: dict[int, tuple[float | None, RequestRate | None]] | None
@@ -345,7 +349,16 @@ class Parsed:
         return tuple(self.agent_text.split("\n")[:-1])
 
     def size(self) -> int:
-        """Bytes kept, the rule patterns excepted (an estimate from above)."""
+        """Bytes kept, the rule patterns excepted (an estimate from above).
+
+        Counted once: nothing it counts changes after parsing.
+        """
+        size = self._size
+        if size is None:
+            size = self._size = self._count()
+        return size
+
+    def _count(self) -> int:
         size = sys.getsizeof(self) + sys.getsizeof(self.agent_text)
         size += sys.getsizeof(self.group_bounds) + sys.getsizeof(self.rules)
         if self.spellings is not CANONICAL_SPELLINGS:
@@ -375,11 +388,13 @@ class Parsed:
         """The number of the group that holds rule ``index``."""
         bounds = self.group_bounds
         # Groups hold contiguous runs of rules, in order: the last group that
-        # starts at or before the rule and ends after it (empty ones skipped).
-        for number in range(self.group_count - 1, -1, -1):
-            if bounds[3 * number + 1] <= index < bounds[3 * number + 2]:
-                return number
-        raise ValueError(index)
+        # starts at or before the rule, stepping back over empty ones.
+        number = bisect_right(bounds[1:-1:3], index) - 1
+        while number >= 0 and bounds[3 * number + 2] <= index:
+            number -= 1
+        if number < 0:
+            raise ValueError(index)
+        return number
 
     def extras(self, group: int) -> tuple[float | None, RequestRate | None]:
         extras = self.group_extras
@@ -393,6 +408,7 @@ class Parsed:
         for name in Parsed.__slots__:
             setattr(copy, name, getattr(self, name))
         copy.note_text = None
+        copy._size = None
         return copy
 
     def line(self, index: int) -> int:
@@ -516,10 +532,17 @@ _USAGE_ROLES = {
 _DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
 
 
-class _Key(NamedTuple):
-    type: int
-    written: str  # the key as written, without surrounding whitespace
-    typo: bool  # an accepted misspelling
+class _Key:
+    """A line's key, classified.  Compared and hashed by identity: a file's
+    distinct keys are looked up once per rule line (``codes`` in
+    :func:`parse_rfc9309`), and cached keys are shared objects."""
+
+    __slots__ = ("type", "typo", "written")
+
+    def __init__(self, type: int, written: str, typo: bool) -> None:
+        self.type = type
+        self.written = written  # the key as written, without surrounding whitespace
+        self.typo = typo  # an accepted misspelling
 
 
 def _classify_rfc9309(raw_key: bytes) -> _Key:

@@ -99,7 +99,7 @@ class _Compiled:
     fall back to ``*`` compile its rules once).
     """
 
-    __slots__ = ("groups", "prefixes", "rules", "size")
+    __slots__ = ("_size", "_table", "groups", "prefixes", "rules")
 
     def __init__(
         self,
@@ -113,13 +113,22 @@ class _Compiled:
         # 1994: each pattern valued candidate(0, 0, line, rule index), so
         # the highest value among the patterns that start a path is the first line.
         self.prefixes = prefixes
-        # Bytes kept beyond the file's pattern table, for memory_bytes().
-        size = sys.getsizeof(self) + sys.getsizeof(groups)
-        if rules is not None:
-            size += rules.size(table)
-        if prefixes is not None:
-            size += prefixes.size(table)
-        self.size = size
+        self._table = table
+        self._size: int | None = None
+
+    @property
+    def size(self) -> int:
+        """Bytes kept beyond the file's pattern table, counted once when first
+        asked (a crawl that never asks pays nothing on the first check)."""
+        size = self._size
+        if size is None:
+            size = sys.getsizeof(self) + sys.getsizeof(self.groups)
+            if self.rules is not None:
+                size += self.rules.size(self._table)
+            if self.prefixes is not None:
+                size += self.prefixes.size(self._table)
+            self._size = size
+        return size
 
 
 _NOTHING = _Compiled()
@@ -413,18 +422,19 @@ class RobotsTxt:
         return table
 
     def _select_rfc9309(self, name: str) -> tuple[int, ...]:
-        groups = self._parsed.groups()
-        names = [_group_names(group, _parser.agent_name_rfc9309) for group in groups]
-        chosen = tuple(
-            group.number
-            for group, found in zip(groups, names, strict=True)
-            if name in found
-        )
+        parsed = self._parsed
+        text = parsed.agent_text
+        bounds = parsed.group_bounds
+        name_of = _parser.agent_name_rfc9309
+        # Each group's agent names, read straight from the packed text.
+        names = [
+            set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n")))
+            for i in range(0, len(bounds) - 1, 3)
+        ]
+        chosen = tuple(number for number, found in enumerate(names) if name in found)
         if not chosen:
             chosen = tuple(
-                group.number
-                for group, found in zip(groups, names, strict=True)
-                if None in found
+                number for number, found in enumerate(names) if None in found
             )
         return chosen
 
@@ -432,7 +442,6 @@ class RobotsTxt:
         parsed = self._parsed
         bounds = parsed.group_bounds
         table = self._table()
-        pattern = table.pattern
         ids = table.ids
         rules = parsed.rules
         indexes = [
@@ -441,7 +450,7 @@ class RobotsTxt:
             for index in range(bounds[3 * number + 1], bounds[3 * number + 2])
         ]
         # An empty pattern matches with priority 0: it never decides.
-        mine = [pattern(ids[index]) for index in indexes]
+        mine = table.patterns_at(indexes)
         if b"" in mine:
             indexes = [index for index, p in zip(indexes, mine, strict=True) if p]
             mine = [p for p in mine if p]
@@ -484,14 +493,21 @@ class RobotsTxt:
     def _select_1994(self, robot: str) -> tuple[int, ...]:
         # A record is user-agent lines *followed by rule lines*: a block of
         # user-agent lines alone names nobody.
-        groups = [group for group in self._parsed.groups() if group.end > group.start]
-        names = [_group_names(group, _parser.agent_name_1994) for group in groups]
-        for group, found in zip(groups, names, strict=True):
+        parsed = self._parsed
+        text = parsed.agent_text
+        bounds = parsed.group_bounds
+        name_of = _parser.agent_name_1994
+        records = [
+            (i // 3, set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n"))))
+            for i in range(0, len(bounds) - 1, 3)
+            if bounds[i + 2] > bounds[i + 1]
+        ]
+        for number, found in records:
             if any(name and name in robot for name in found):
-                return (group.number,)
-        for group, found in zip(groups, names, strict=True):
+                return (number,)
+        for number, found in records:
             if None in found:
-                return (group.number,)
+                return (number,)
         return ()
 
     def _compile_1994(self, numbers: tuple[int, ...]) -> _Compiled:
@@ -499,11 +515,10 @@ class RobotsTxt:
         (number,) = numbers
         # An empty value matches nothing (an empty Disallow allows all).
         table = self._table()
-        pattern = table.pattern
-        ids = table.ids
-        span = range(bounds[3 * number + 1], bounds[3 * number + 2])
-        indexes = [i for i in span if pattern(ids[i])]
-        mine = [pattern(ids[index]) for index in indexes]
+        span = list(range(bounds[3 * number + 1], bounds[3 * number + 2]))
+        found = table.patterns_at(span)
+        indexes = [index for index, pattern in zip(span, found, strict=True) if pattern]
+        mine = [pattern for pattern in found if pattern]
         # Priority 0 and no allow bit: the earliest line is the highest value.
         rules = self._parsed.rules
         firsts = [

@@ -19,7 +19,10 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 # Key widths, widest first: a piece of 4 bytes or more gives a 4-byte key, a
 # shorter piece is the key; a pattern of ``*`` alone has an empty key, always
@@ -27,7 +30,8 @@ from collections.abc import Callable, Sequence
 _WIDTHS = (4, 3, 2, 1, 0)
 _CODES = {4: "I", 3: "I", 2: "H", 1: "B", 0: "B"}
 
-assert array("I").itemsize == 4 and array("H").itemsize == 2
+assert array("I").itemsize == 4
+assert array("H").itemsize == 2
 
 
 def key_of(pattern: bytes) -> bytes:
@@ -35,11 +39,6 @@ def key_of(pattern: bytes) -> bytes:
     body = pattern[:-1] if pattern.endswith(b"$") else pattern
     piece = max(body.split(b"*"), key=len)
     return piece[-4:]
-
-
-def _code(key: bytes) -> int:
-    # A 3-byte key is padded to 4 bytes, as path_grams reads 3-byte pieces.
-    return int.from_bytes(key + b"\x00" if len(key) == 3 else key, sys.byteorder)
 
 
 def path_grams(path: bytes, width: int) -> list[array[int]]:
@@ -51,7 +50,7 @@ def path_grams(path: bytes, width: int) -> list[array[int]]:
     if width == 1:
         return [array("B", path)]
     step = 2 if width == 2 else 4
-    # A 3-byte piece is read as 4 bytes whose last is zeroed (see _code).
+    # A 3-byte piece is read as 4 bytes whose last is zeroed, as its key is.
     padded = path + b"\x00" if width == 3 else path
     found = []
     for start in range(step):
@@ -102,7 +101,9 @@ class _Keys:
         pairs.sort()  # by code, then slot: each key's slots best first
         self.width = width
         self.codes = array(_CODES[width], [code for code, _ in pairs])
-        self.members = array("I", [slot for _, slot in pairs])
+        # Slot numbers in 2 bytes when they fit: 48,000 tiny rules fit.
+        slots = [slot for _, slot in pairs]
+        self.members = array("H" if max(slots) <= 0xFFFF else "I", slots)
 
     def size(self) -> int:
         return (
@@ -125,21 +126,37 @@ class WildcardIndex:
 
     def __init__(
         self,
-        entries: list[tuple[int, int]],
+        entries: list[tuple[int, int, bytes]],
         pattern_of: Callable[[int], bytes],
         value_of: Callable[[int], int],
     ) -> None:
-        """``entries``: (candidate, reference); candidates distinct."""
+        """``entries``: (candidate, reference, pattern); candidates distinct."""
         entries.sort(reverse=True)
-        self.refs = array("I", [ref for _, ref in entries])
+        self.refs = array("I", [entry[1] for entry in entries])
         self._pattern_of = pattern_of
         self._value_of = value_of
-        by_width: dict[int, list[tuple[int, int]]] = {}
-        for slot, ref in enumerate(self.refs):
-            key = key_of(pattern_of(ref))
-            by_width.setdefault(len(key), []).append((_code(key), slot))
+        # key_of() inlined, and the key read as a number the way path_grams
+        # reads the path (a 3-byte key padded to 4): this runs for every pattern.
+        bodies = [p[:-1] if p[-1:] == b"$" else p for _, _, p in entries]
+        keys = [max(body.split(b"*"), key=len)[-4:] for body in bodies]
+        order = sys.byteorder
+        codes = [
+            int.from_bytes(key + b"\x00" if len(key) == 3 else key, order)
+            for key in keys
+        ]
+        widths = list(map(len, keys))
+        found = set(widths)
         self.keys = tuple(
-            _Keys(width, by_width[width]) for width in _WIDTHS if width in by_width
+            _Keys(
+                width,
+                [
+                    (code, slot)
+                    for slot, (code, w) in enumerate(zip(codes, widths, strict=True))
+                    if w == width
+                ],
+            )
+            for width in _WIDTHS
+            if width in found
         )
 
     def size(self) -> int:

@@ -1,0 +1,386 @@
+"""Hostile robots.txt files cost bounded work and memory (issue 16, parser side).
+
+Timings are the benchmark's job (``python -m benchmarks.hostile``); these tests
+check what makes them bounded: how many patterns a check tries, the bytes a
+parsed file keeps (``tracemalloc``, with generous margins), that nothing grows
+process-wide, and that tokens compile once.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import sys
+import tracemalloc
+from contextlib import contextmanager
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std.robotstxt import matcher, parser, robots
+
+# The shapes live with the benchmark that reports on them (one home).
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+from typing import TYPE_CHECKING
+
+from benchmarks.hostile_shapes import SHAPES_BY_KEY, ordinary, url
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+MIB = 1 << 20
+
+
+@contextmanager
+def counted_tries() -> Iterator[list[int]]:
+    """Count the wildcard patterns a check tries in full."""
+    tries = [0]
+    real = matcher.wildcard_match
+
+    def counting(path: bytes, pattern: bytes) -> bool:
+        tries[0] += 1
+        return real(path, pattern)
+
+    with mock.patch.object(matcher, "wildcard_match", counting):
+        yield tries
+
+
+@pytest.fixture(scope="module")
+def wildcards() -> RobotsTxt:
+    shape = SHAPES_BY_KEY["wildcards"]
+    parsed = RobotsTxt.parse(shape.body())
+    parsed.allowed(url("/"), shape.token)  # compiled before counting
+    return parsed
+
+
+@pytest.mark.parametrize("size", [2_000, 100_000])
+def test_a_check_tries_few_of_18000_wildcard_rules(wildcards, size):
+    shape = SHAPES_BY_KEY["wildcards"]
+    with counted_tries() as tries:
+        wildcards.allowed(url(shape.path(size)), shape.token)
+    # Before the index: every one of about 18,000 rules, for any path that
+    # matched none.  A 2 KB path holds the keys of a few hundred.
+    assert tries[0] < (1_000 if size == 2_000 else 5_000), tries[0]
+
+
+def test_a_long_pattern_longer_than_the_path_is_not_tried_piece_by_piece():
+    pattern = b"/" + b"*a" * 8_000 + b"*b"
+    path = b"/b" + b"a" * 1_998
+    calls = []
+    real_find = bytes.find
+
+    class Path(bytes):
+        def find(self, *args):  # type: ignore[override]
+            calls.append(args)
+            return real_find(self, *args)
+
+    assert matcher.wildcard_match(Path(path), pattern) is False
+    assert not calls  # rejected on length alone
+
+
+def test_pieces_past_the_tail_stop_the_match_early():
+    pattern = b"/" + b"*a" * 500 + b"*b"
+    calls = []
+    real_find = bytes.find
+
+    class Path(bytes):
+        def find(self, *args):  # type: ignore[override]
+            calls.append(args)
+            return real_find(self, *args)
+
+    # "b" occurs only before the a's: the first "a" placed is past it.
+    assert matcher.wildcard_match(Path(b"/b" + b"a" * 5_000), pattern) is False
+    assert len(calls) <= 1
+
+
+# -- the index answers like the scans (hypothesis) ---------------------------------------
+
+PIECES = st.sampled_from(["a", "b", "ab", "ba", "abc", "bca", "abcd", "dcba", "/", "."])
+PATTERNS = st.lists(st.one_of(PIECES, st.just("*")), min_size=1, max_size=6).map(
+    lambda parts: "/" + "".join(parts)
+)
+PATTERNS = st.one_of(
+    PATTERNS,
+    PATTERNS.map(lambda p: p + "$"),
+    PATTERNS.map(lambda p: p + "/index.html"),
+)
+RULES = st.lists(st.tuples(st.booleans(), PATTERNS), min_size=1, max_size=30)
+PATHS = st.lists(PIECES, max_size=8).map(lambda parts: "/" + "".join(parts))
+
+
+def _body(rules: list[tuple[bool, str]]) -> bytes:
+    lines = ["User-agent: *"]
+    lines += [
+        f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules=RULES, paths=st.lists(PATHS, min_size=1, max_size=5))
+def test_the_wildcard_index_answers_like_the_scans(rules, paths):
+    body = _body(rules)
+    scanned = RobotsTxt.parse(body)
+    with mock.patch.object(matcher, "INDEX_ABOVE", 0):
+        indexed = RobotsTxt.parse(body)
+        for path in paths:
+            want = scanned.decide(url(path), "FooBot")
+            got = indexed.decide(url(path), "FooBot")
+            assert (got.allowed, got.rule) == (want.allowed, want.rule), path
+        if any("*" in pattern or "$" in pattern for _, pattern in rules):
+            assert indexed._last.rules is not None
+            assert indexed._last.rules.index is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(pattern=PATTERNS, path=PATHS)
+def test_a_matching_path_holds_the_pattern_key(pattern, path):
+    octets = pattern.encode()
+    if matcher.wildcard_match(path.encode(), octets):
+        assert wildcards_key(octets) in path.encode()
+
+
+def wildcards_key(pattern: bytes) -> bytes:
+    from scrapy_robots_std.robotstxt.wildcards import key_of
+
+    return key_of(pattern)
+
+
+# -- percent-normalisation without a regex callback ---------------------------------------
+
+_UNRESERVED = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+)
+
+
+def _reference_rfc9309(value: bytes) -> bytes:
+    def escape(match: re.Match[bytes]) -> bytes:
+        if match.group(1) is None:
+            return b"%%%02X" % match.group(2)[0]
+        octet = int(match.group(1), 16)
+        return (
+            bytes((octet,)) if octet in _UNRESERVED else b"%" + match.group(1).upper()
+        )
+
+    return re.sub(rb"%([0-9A-Fa-f]{2})|([\x80-\xff])", escape, value)
+
+
+def _reference_1994(value: bytes) -> bytes:
+    def decode(match: re.Match[bytes]) -> bytes:
+        octet = int(match.group(1), 16)
+        return b"%2F" if octet == 0x2F else bytes((octet,))
+
+    return re.sub(rb"%([0-9A-Fa-f]{2})", decode, value)
+
+
+OCTETS = st.binary(max_size=40) | st.lists(
+    st.sampled_from(
+        [b"%", b"%2f", b"%7E", b"%e9", b"%%", b"%g1", b"\xc3\xa9", b"a", b"/"]
+    ),
+    max_size=12,
+).map(b"".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=OCTETS)
+def test_normalisation_agrees_with_the_regex_it_replaced(value):
+    assert matcher.normalize_rfc9309(value) == _reference_rfc9309(value)
+    assert matcher.normalize_1994(value) == _reference_1994(value)
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+
+def _kept(body: bytes, token: str) -> tuple[int, RobotsTxt]:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        copy = bytes(bytearray(body))
+        base = tracemalloc.get_traced_memory()[0] - len(copy)
+        parsed = RobotsTxt.parse(copy)
+        del copy
+        parsed.allowed(url("/x"), token)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - base, parsed
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("key", ["wildcards", "short", "long", "groups", "agents"])
+def test_a_hostile_500_kib_file_keeps_at_most_1_mib(key):
+    shape = SHAPES_BY_KEY[key]
+    kept, _ = _kept(shape.body(), shape.token)
+    assert kept <= MIB, f"{key}: {kept:,} bytes"
+
+
+@pytest.mark.parametrize(
+    ("key", "token"),
+    [
+        ("wildcards", "HostileBot"),
+        ("short", "HostileBot"),
+        ("long", "HostileBot"),
+        ("groups", "Botlast"),
+        ("agents", "zzzlast"),
+        ("ordinary", "Googlebot"),
+        ("ordinary", "HostileBot"),
+    ],
+)
+def test_memory_bytes_is_an_upper_bound_close_to_tracemalloc(key, token):
+    body = ordinary() if key == "ordinary" else SHAPES_BY_KEY[key].body()
+    kept, parsed = _kept(body, token)
+    estimate = parsed.memory_bytes()
+    assert kept <= estimate <= kept * 1.5 + 4_096, (kept, estimate)
+
+
+def test_memory_bytes_counts_what_is_built_later():
+    parsed = RobotsTxt.parse(SHAPES_BY_KEY["groups"].body())
+    before = parsed.memory_bytes()
+    assert parsed.memory_bytes() == before
+    parsed.allowed(url("/x"), "Botlast")
+    after = parsed.memory_bytes()
+    assert after > before
+    assert parsed.memory_bytes() == after
+
+
+def test_memory_bytes_is_cheap_once_counted():
+    shape = SHAPES_BY_KEY["short"]  # 48,000 patterns
+    parsed = RobotsTxt.parse(shape.body())
+    parsed.allowed(url("/x"), shape.token)
+    first = parsed.memory_bytes()
+    with mock.patch("sys.getsizeof", wraps=sys.getsizeof) as getsizeof:
+        assert parsed.memory_bytes() == first
+    assert getsizeof.call_count < 20  # a few objects, not one per pattern
+
+
+def test_a_copy_without_diagnostics_counts_no_notes():
+    body = b"User-agent: *\nDisallow: /x\n" + b"junk line\n" * 500
+    parsed = RobotsTxt.parse(body)
+    assert parsed.without_diagnostics().memory_bytes() < parsed.memory_bytes()
+
+
+def test_crawl_delay_compiles_nothing():
+    body = SHAPES_BY_KEY["wildcards"].body() + b"Crawl-delay: 3\n"
+    parsed = RobotsTxt.parse(body)
+    before = parsed.memory_bytes()
+    with mock.patch.object(matcher, "RuleSet", side_effect=AssertionError("compiled")):
+        assert parsed.crawl_delay("HostileBot") == 3.0
+        assert parsed.request_rate("HostileBot") is None
+        assert parsed.groups_for("HostileBot") == (("*",),)
+    assert isinstance(parsed._parsed.rule_values, bytes)  # no pattern table either
+    assert parsed.memory_bytes() == before
+
+
+# -- rotating tokens --------------------------------------------------------------------------
+
+
+def _named_groups(count: int) -> bytes:
+    lines = []
+    for number in range(count):
+        lines += [f"User-agent: Bot{chr(97 + number // 26)}{chr(97 + number % 26)}"]
+        lines += [f"Disallow: /only-{number}/", "Disallow: /*.pdf$"]
+    lines += ["User-agent: *", "Disallow: /star/"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_rotating_tokens_compile_once_each():
+    count = robots.TOKEN_MEMO_SIZE
+    parsed = RobotsTxt.parse(_named_groups(count))
+    tokens = [f"Bot{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(count)]
+    with mock.patch.object(
+        RobotsTxt,
+        "_compile_rfc9309",
+        autospec=True,
+        side_effect=RobotsTxt._compile_rfc9309,
+    ) as compile_rules:
+        for _ in range(3):
+            for number, token in enumerate(tokens):
+                assert not parsed.allowed(url(f"/only-{number}/x"), token)
+                assert parsed.allowed(url("/star/x"), token)
+    assert compile_rules.call_count == count
+
+
+def test_tokens_that_choose_the_same_groups_share_their_rules():
+    parsed = RobotsTxt.parse(_named_groups(3))
+    with mock.patch.object(
+        RobotsTxt,
+        "_compile_rfc9309",
+        autospec=True,
+        side_effect=RobotsTxt._compile_rfc9309,
+    ) as compile_rules:
+        for round_number in range(3):
+            for number in range(200):  # far more than the memo holds
+                token = (
+                    f"Rotating{chr(97 + number % 26)}{round_number}x{number}".replace(
+                        "0", "o"
+                    )
+                )
+                token = re.sub(r"[^A-Za-z_-]", "q", token)
+                assert not parsed.allowed(url("/star/x"), token)
+    assert compile_rules.call_count == 1
+
+
+def test_the_token_memo_is_bounded():
+    parsed = RobotsTxt.parse(_named_groups(100))
+    for number in range(100):
+        parsed.allowed(url("/x"), f"Bot{chr(97 + number // 26)}{chr(97 + number % 26)}")
+    assert parsed._memo is not None
+    assert len(parsed._memo) <= robots.TOKEN_MEMO_SIZE
+
+
+# -- nothing grows process-wide -------------------------------------------------------------
+
+
+def _distinct(number: int) -> bytes:
+    junk = f"{number:08d}" * 500  # 4 KB, its own for every file
+    return (
+        f"User-agent: Bot{junk}\n"
+        f"Disallow{junk}: /a\n"
+        f"Allow-{junk}: /b\n"
+        f"X-{junk}: value\n"
+        f"User-agent: {junk}\nDisallow: /*{number}$\n"
+    ).encode()
+
+
+def test_distinct_hostile_files_leave_nothing_behind():
+    # Warm up whatever is allocated once (regexes, caches of short keys).
+    for number in range(50):
+        RobotsTxt.parse(_distinct(number)).decide(url("/a"), "Bot")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for number in range(50, 2_050):
+            parsed = RobotsTxt.parse(_distinct(number))
+            parsed.decide(url("/a"), "Bot")
+            parsed.diagnostics  # noqa: B018
+            del parsed
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    # 2,000 files of 16 KB of keys each: 32 MB went through the parser.
+    assert grown < 256 * 1024, grown
+    assert len(parser._KEY_CACHE) <= parser._KEY_CACHE_LIMIT
+
+
+def test_spellings_are_exact_after_many_files():
+    for number in range(parser._SPELLING_LIMIT + 10):
+        RobotsTxt.parse(f"User-agent: *\nDisallow{number:06d}: /x\n".encode())
+    parsed = RobotsTxt.parse(b"User-agent: *\nDISALLOW : /x\nDisallowed: /y\n")
+    assert parsed.decide(url("/x"), "Bot").rule.directive == "DISALLOW"
+    assert parsed.decide(url("/y"), "Bot").rule.directive == "Disallowed"
+
+
+def test_a_file_with_more_spellings_than_codes_reports_the_canonical_one():
+    count = parser._SPELLING_LIMIT + 5
+    lines = ["User-agent: *"] + [f"Disallow-{n}: /p{n}/" for n in range(count)]
+    parsed = RobotsTxt.parse(("\n".join(lines) + "\n").encode())
+    assert parsed.decide(url("/p1/"), "Bot").rule.directive == "Disallow-1"
+    last = count - 1
+    assert parsed.decide(url(f"/p{last}/"), "Bot").rule.directive == "Disallow"
