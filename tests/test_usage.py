@@ -410,3 +410,59 @@ def test_cli_without_usage_lines_prints_as_before(
     path.write_bytes(b"User-agent: *\nDisallow: /x\n")
     main([str(path), TOKEN, URL + "/", "--explain"])
     assert "usage" not in capsys.readouterr().out
+
+
+# -- bounds on hostile files (issue 16) ------------------------------------------------
+
+
+def _kept_after_queries(body: bytes, tokens: tuple[str, ...]) -> tuple[int, RobotsTxt]:
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        robots = RobotsTxt.parse(body).without_diagnostics()
+        for token in tokens:
+            robots.usage("http://a.example/p5/q", token)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return kept, robots
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"Content-Signal: ai-train=no, x%d=no\n", b"Content-Usage: /p%d/* train-ai=n\n"],
+)
+def test_a_file_of_many_usage_lines_states_nothing_and_keeps_little(
+    line: bytes,
+) -> None:
+    body = (b"User-agent: *\n" + b"".join(line % n for n in range(20_000)))[:512_000]
+    robots = RobotsTxt.parse(body)
+    said = robots.usage_summary()
+    assert (said.content_usage, said.content_signal, said.stated) == (0, 0, False)
+    assert said.invalid > 10_000
+    assert any("more than 64" in str(d) for d in robots.diagnostics)
+    preferences = robots.usage("http://a.example/p5/q", "Bot")
+    assert not preferences.stated
+    kept, robots = _kept_after_queries(body, ("Bot", "Other"))
+    # Counts only: a few KiB, where reading every line would keep megabytes.
+    assert kept < 16 * 1024
+    assert robots.memory_bytes() < 16 * 1024
+
+
+def test_usage_lines_under_the_cap_are_counted_from_above() -> None:
+    lines = b"".join(
+        b"Content-Signal: ai-train=no, x%d=no\nContent-Usage: /p%d/*$ train-ai=n\n"
+        % (n, n)
+        for n in range(32)
+    )
+    body = b"User-agent: *\n" + lines
+    tokens = tuple(f"Bot{chr(97 + n)}" for n in range(20))
+    kept, robots = _kept_after_queries(body, tokens)
+    assert robots.usage_summary().stated
+    # Each line read for a query keeps about 1 KiB: 64 lines, 20 tokens.
+    assert kept < 160 * 1024
+    assert robots.memory_bytes() >= kept

@@ -370,6 +370,8 @@ class Parsed:
         if self.group_extras is not None:
             # The dict, and a tuple, an int, a float and maybe a RequestRate each.
             size += sys.getsizeof(self.group_extras) + 200 * len(self.group_extras)
+        if self.usage is not None:
+            size += self.usage.size()
         return size
 
     @property

@@ -296,7 +296,9 @@ class RobotsTxt:
         compiled = {id(self._last): self._last}
         if self._memo is not None:
             size += sys.getsizeof(self._memo) + 120 * len(self._memo)
-            compiled.update((id(found), found) for found in self._memo.values())
+            # A snapshot: a store's worker thread may measure while the reactor
+            # compiles another token into the memo.
+            compiled.update((id(found), found) for found in tuple(self._memo.values()))
         size += sum(found.size for found in compiled.values() if found is not _NOTHING)
         # Allocator rounding and the objects too small to count one by one.
         return size + size // 8 + 256

@@ -381,7 +381,7 @@ def for_url(
     compiled = _query.select(rules, parsed.all_agents, standard, token)
     if compiled is None:
         return UsagePreferences.unknown(REASON_NO_GROUP)
-    cache = compiled.sources
+    cache = rules.sources  # one UsageSource per line, whatever the token
     if compiled.signal_part is None:
         signals = tuple(_line_source(line, cache) for line in compiled.signals)
         compiled.signal_part = (signals, _table(CONTENT_SIGNAL, signals))

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 #: Tokens whose selection a body keeps; a crawl asks with one or two.
-_SELECTIONS_KEPT = 32
+_SELECTIONS_KEPT = 8
 
 
 def select(
@@ -114,7 +114,6 @@ class Compiled:
         "plain_lines",
         "signal_part",
         "signals",
-        "sources",
         "special",
     )
 
@@ -134,10 +133,9 @@ class Compiled:
         self.signals = tuple({line.value: line for line in reversed(signals)}.values())[
             ::-1
         ]
-        #: filled by usage.py: the Content-Signal sources and table, and each
-        #: line's source once read (line number -> source)
+        #: filled by usage.py: the Content-Signal sources and table (each line's
+        #: source is kept once, on the UsageRules)
         self.signal_part: Any = None
-        self.sources: dict[int, Any] = {}
         self.everywhere = tuple(by_pattern.pop(b"", ()))
         plain = {}
         self.plain_lines: list[tuple[Line, ...]] = []

@@ -15,6 +15,7 @@ The two differ only where a user-agent line directly follows a usage line.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -31,6 +32,14 @@ ACCESS = 3  # Allow or Disallow
 BLANK = 4  # 1994: ends a record
 
 FIELDS = ("Content-Usage", "Content-Signal")
+
+#: More usage lines than this in one file, and every usage preference of the file is
+#: unknown: real files hold a handful, and each line read for a query keeps about
+#: 1 KiB (its value parsed, its sources), so a hostile file stays within bounds.
+MAX_USAGE_LINES = 64
+#: What a query may keep per usage line (the line split, its statement parsed, its
+#: sources), counted from above in :meth:`UsageRules.size` before any query.
+_QUERY_BYTES_PER_LINE = 2048
 
 _1994_ROLES = {
     b"user-agent": AGENT,
@@ -98,6 +107,7 @@ class UsageRules:
         "invalid",
         "outside",
         "selections",
+        "sources",
         "values",
     )
 
@@ -111,6 +121,8 @@ class UsageRules:
         #: token -> its compiled usage lines (usage_query.Compiled), filled by
         #: queries and bounded there
         self.selections: dict[str, Any] = {}
+        #: line index -> its UsageSource, built by the first query that needs it
+        self.sources: dict[int, Any] = {}
 
     @property
     def group_count(self) -> int:
@@ -124,6 +136,15 @@ class UsageRules:
         # that is not kept holds none.
         start = self.groups[3 * group - 1] if group else 0
         return range(start, self.groups[3 * group + 2])
+
+    def size(self) -> int:
+        """Bytes kept, and what queries may add (an estimate from above)."""
+        tables = (self.codes, self.groups, self.values)
+        return (
+            240
+            + sum(map(sys.getsizeof, tables))
+            + _QUERY_BYTES_PER_LINE * len(self.codes)
+        )
 
     def count(self, kind: int) -> int:
         return sum(1 for code in self.codes if code & 1 == kind)
@@ -197,6 +218,18 @@ def collect(
     for (first, last, has_rule, start), end in zip(groups, ends, strict=True):
         if has_rule if every_record else end > start:
             bounds += (first, last, end)
+    if len(codes) > MAX_USAGE_LINES:
+        # Kept as counts only: every preference of the file is unknown.
+        rules.invalid = len(codes)
+        notes.append(
+            Note(
+                codes[MAX_USAGE_LINES] >> 1,
+                False,
+                f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
+                f"({len(codes)}): every usage preference of this file is unknown",
+            )
+        )
+        return rules, notes
     rules.groups = array("I", bounds)
     rules.codes = array("I", codes)
     rules.values = b"\n".join(values)
