@@ -206,7 +206,54 @@ def memory(shapes: list[Shape], origins: int) -> str:
         f"{origins} hostile origins (the shapes in turn) kept at once: "
         f"{total / MIB:,.1f} MiB ({total / origins:,.0f} B per origin)"
     )
-    return table + "\n" + verdict + "\n" + line
+    return table + "\n" + verdict + "\n" + line + "\n" + bounded(shapes, origins)
+
+
+#: ROBOTS_STD_CACHE_MAX_BYTES for the cache line of section 2 (issue 16: 128 MiB).
+CACHE_BOUND = 128 * MIB
+
+
+def bounded(shapes: list[Shape], origins: int) -> str:
+    """The same origins through a MemoryCache bounded to CACHE_BOUND bytes, stored
+    and then compiled as a crawl does (put, first check, resize)."""
+    from scrapy_robots_std.cache import CacheEntry, MemoryCache
+
+    bodies = [shape.body() for shape in shapes]
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    cache = MemoryCache(max_origins=10_000, max_bytes=CACHE_BOUND)
+    evicted = 0
+    for number in range(origins):
+        shape = shapes[number % len(shapes)]
+        robots = RobotsTxt.parse(bytes(bytearray(bodies[number % len(bodies)])))
+        origin = f"http://origin-{number}.example"
+        entry = CacheEntry(
+            origin=origin,
+            robots_url=f"{origin}/robots.txt",
+            verdict="parse",
+            reason="2xx",
+            detail="HTTP 200",
+            robots=robots.without_diagnostics(),
+            status=200,
+            fetched_at=0.0,
+            expires_at=86400.0,
+        )
+        evicted += cache.put(entry)
+        assert entry.robots is not None
+        entry.robots.allowed(url("/x"), shape.token)
+        evicted += cache.resize(origin)
+        del robots, entry
+    gc.collect()
+    total = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    verdict = "PASS" if total <= CACHE_BOUND else "MISS"
+    return (
+        f"{origins} hostile origins through MemoryCache(max_bytes={CACHE_BOUND // MIB}"
+        f" MiB): {total / MIB:,.1f} MiB kept (tracemalloc), {len(cache)} origins"
+        f" cached, {evicted} evicted, peak {cache.peak_bytes / MIB:,.1f} MiB counted:"
+        f" {verdict}"
+    )
 
 
 def _distinct_file(number: int, rng: random.Random) -> bytes:
