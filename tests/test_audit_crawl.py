@@ -345,8 +345,12 @@ async def test_an_entry_read_from_the_store_is_recorded_with_source_store(
     assert stored["expires_at_epoch"] == pytest.approx(
         downloaded["expires_at_epoch"], abs=0.002
     )
-    # The body is not known to the second process; the rules are (parsed again).
-    assert (stored["bytes"], stored["sha256"]) == (None, None)
+    # The stored record carries the body's hash and size: the same version.
+    assert (stored["bytes"], stored["sha256"]) == (
+        downloaded["bytes"],
+        downloaded["sha256"],
+    )
+    assert stored["sha256"] is not None
     assert stored["usage"] == downloaded["usage"]
     assert [r["record"] for r in records].count("close") == 2
 
@@ -399,8 +403,11 @@ async def test_a_304_writes_a_revalidated_record(
     assert renewed["etag"] == ETAG
     assert renewed["last_modified"] == LAST_MODIFIED
     assert renewed["ttl_seconds"] == 0
-    # Another process: the body was not seen here, so no hash.
-    assert (renewed["bytes"], renewed["sha256"]) == (None, None)
+    # Another process: the stored record says which body was confirmed.
+    assert (renewed["bytes"], renewed["sha256"]) == (
+        downloaded["bytes"],
+        downloaded["sha256"],
+    )
     assert renewed["usage"]["stated"] is True
     assert stat(first, "robots_std/audit/records") == 3
 

@@ -41,6 +41,7 @@ class CacheEntry:
     ``If-None-Match`` / ``If-Modified-Since`` when the entry has expired; a ``304``
     renews the entry without parsing again. ``checked_at`` is when the server last
     confirmed the body (``None``: at ``fetched_at``, which stays the body's identity).
+    ``body_sha256`` and ``body_bytes`` describe the body of a ``parse`` verdict.
     """
 
     origin: str
@@ -55,6 +56,9 @@ class CacheEntry:
     etag: str | None = None
     last_modified: str | None = None
     checked_at: float | None = None
+    #: the body the rules were parsed from (as kept: at most ~500 KiB), for audits
+    body_sha256: str | None = None
+    body_bytes: int | None = None
 
     @property
     def confirmed_at(self) -> float:

@@ -30,7 +30,16 @@ def entry_bytes(entry: CacheEntry) -> int:
     own estimate (:meth:`RobotsTxt.memory_bytes`) and the entry's strings."""
     size = _ENTRY_OVERHEAD + sum(
         sys.getsizeof(text)
-        for text in (entry.origin, entry.robots_url, entry.reason, entry.detail)
+        for text in (
+            entry.origin,
+            entry.robots_url,
+            entry.reason,
+            entry.detail,
+            entry.etag,
+            entry.last_modified,
+            entry.body_sha256,
+        )
+        if text is not None
     )
     if entry.robots is not None:
         size += entry.robots.memory_bytes()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 import zlib
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ FORMAT: Final = 1
 #: the wire stays "over the limit", so parsing it again completes or drops the
 #: line that crosses 500 KiB exactly as the first parse did.
 KEPT_BODY_BYTES: Final = MAX_READ_BYTES
+_SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")
 #: A stored record's metadata is a few hundred bytes; a larger one is not ours.
 MAX_META_BYTES: Final = 64 * 1024
 
@@ -50,6 +52,8 @@ class Meta:
     etag: str | None = None
     last_modified: str | None = None
     checked_at: float | None = None
+    body_sha256: str | None = None
+    body_bytes: int | None = None
 
 
 def dump_meta(entry: CacheEntry, standard: str) -> bytes:
@@ -67,7 +71,7 @@ def dump_meta(entry: CacheEntry, standard: str) -> bytes:
     }
     # Optional fields, written only when set: a record without them reads the same
     # in earlier versions (FORMAT unchanged).
-    for name in ("etag", "last_modified", "checked_at"):
+    for name in ("etag", "last_modified", "checked_at", "body_sha256", "body_bytes"):
         value = getattr(entry, name)
         if value is not None:
             fields[name] = value
@@ -118,7 +122,21 @@ def load_meta(raw: bytes | str) -> Meta | None:
         etag=usable_validator(fields.get("etag")),
         last_modified=usable_validator(fields.get("last_modified")),
         checked_at=checked_at,
+        body_sha256=_sha256(fields.get("body_sha256")),
+        body_bytes=_size(fields.get("body_bytes")),
     )
+
+
+def _sha256(value: object) -> str | None:
+    if isinstance(value, str) and _SHA256_RE.fullmatch(value):
+        return value
+    return None
+
+
+def _size(value: object) -> int | None:
+    if type(value) is int and 0 <= value <= KEPT_BODY_BYTES:
+        return value
+    return None
 
 
 def _is_time(value: object) -> TypeGuard[float]:
@@ -169,4 +187,6 @@ def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
         etag=meta.etag,
         last_modified=meta.last_modified,
         checked_at=meta.checked_at,
+        body_sha256=meta.body_sha256,
+        body_bytes=meta.body_bytes,
     )

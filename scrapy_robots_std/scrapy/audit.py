@@ -167,6 +167,8 @@ class AuditLog:
         if body is not None:
             sha256 = hashlib.sha256(body).hexdigest()
             size = len(body)
+        elif entry.body_sha256 is not None:  # kept with the entry, stored too
+            sha256, size = entry.body_sha256, entry.body_bytes
         elif known is not None:
             sha256, size = known.sha256, known.bytes
         kind, status = ROBOTS, entry.status

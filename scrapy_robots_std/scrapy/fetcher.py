@@ -10,6 +10,7 @@ that :func:`scrapy_robots_std.policy.fetch_verdict` turns into a verdict. One at
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import time
 from dataclasses import dataclass
@@ -271,6 +272,8 @@ class Fetcher:
             expires_at=now + ttl,
             etag=_validator(response, b"ETag"),
             last_modified=_validator(response, b"Last-Modified"),
+            body_sha256=None if body is None else hashlib.sha256(body).hexdigest(),
+            body_bytes=None if body is None else len(body),
         )
         self._inc(_stats.verdict(verdict.verdict))
         if verdict.verdict != policy.UNREACHABLE:
