@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots_std.policy import MAX_TTL
-from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS
+from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES, RFC9309, STANDARDS
 from scrapy_robots_std.robotstxt.tokens import product_token
 from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES
 
@@ -57,9 +57,9 @@ DEFAULTS: Final[dict[str, Any]] = {
 REDIS_URL_DEFAULT: Final = "redis://localhost:6379"
 _REDIS_SCHEMES: Final = ("redis", "rediss", "unix")
 
-#: The decompressed size below which a compressed robots.txt cannot be cut to the
-#: 500 KiB the parser reads.
-_MIN_DECOMPRESSED: Final = 512_000
+#: The decompressed size below which a compressed robots.txt cannot be cut where
+#: the parser stops reading (500 KiB and the line that crosses it).
+_MIN_DECOMPRESSED: Final = MAX_READ_BYTES
 
 
 #: The smallest ``ROBOTS_STD_CACHE_MAX_BYTES``: one parsed file keeps at most 1 MiB,

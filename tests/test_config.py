@@ -132,8 +132,8 @@ VALID = [
     ("ROBOTS_STD_USAGE_ENFORCE", "tag", "tag"),
     ("ROBOTS_STD_USAGE_ENFORCE", "DROP", "drop"),
     ("ROBOTS_STD_USAGE_UNKNOWN", "deny", "deny"),
-    # integer >= 512000
-    ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 512_000, 512_000),
+    # integer >= 514049 (what the parser may read)
+    ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 514_049, 514_049),
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", "1048576", 1_048_576),
     # Scrapy's booleans
     ("ROBOTS_STD_DRY_RUN", True, True),
@@ -253,7 +253,8 @@ INVALID = [
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "0"),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 2.5),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "lots"),
-    # integers >= 512000
+    # integers >= 514049
+    ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 514_048),
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 511_999),
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", "1000"),
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 0),
