@@ -17,8 +17,13 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from hostile import Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scrapy import Request, Spider
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import matcher, parser, robots
@@ -27,12 +32,14 @@ from scrapy_robots_std.robotstxt import matcher, parser, robots
 _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.hostile_shapes import SHAPES_BY_KEY, ordinary, url
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
+
+    from hostile import HostileServer
 
 MIB = 1 << 20
 
@@ -384,3 +391,64 @@ def test_a_file_with_more_spellings_than_codes_reports_the_canonical_one():
     assert parsed.decide(url("/p1/"), "Bot").rule.directive == "Disallow-1"
     last = count - 1
     assert parsed.decide(url(f"/p{last}/"), "Bot").rule.directive == "Disallow"
+
+
+# -- rotating tokens in a real crawl -----------------------------------------------------
+
+
+class _RotatingSpider(Spider):
+    """One request per token, each with its own User-Agent (a rotating crawler)."""
+
+    name = "rotating"
+    tokens: tuple[str, ...] = ()
+    base = ""
+
+    async def start(self) -> AsyncIterator[Request]:
+        for round_number in range(2):
+            for number, token in enumerate(self.tokens):
+                for path in (f"/only-{number}/x", f"/page-{round_number}-{number}"):
+                    yield Request(
+                        self.base + path,
+                        headers={"User-Agent": f"{token}/1.0"},
+                        callback=self.parse,
+                        errback=self.failed,
+                        dont_filter=True,  # each token comes back for a second round
+                    )
+
+    def parse(self, response: Any) -> None:
+        self.crawler.stats.inc_value("test/fetched")
+
+    def failed(self, failure: Any) -> None:
+        self.crawler.stats.inc_value("test/refused")
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_crawl_with_rotating_tokens_compiles_each_once(
+    hostile: HostileServer,
+) -> None:
+    count = 40
+    hostile.add_route("/robots.txt", Reply(200, {}, _named_groups(count)))
+    for number in range(count):
+        for round_number in range(2):
+            hostile.add_route(f"/page-{round_number}-{number}", Reply(200, {}, b"ok"))
+    tokens = tuple(f"Bot{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(count))
+    with mock.patch.object(
+        RobotsTxt,
+        "_compile_rfc9309",
+        autospec=True,
+        side_effect=RobotsTxt._compile_rfc9309,
+    ) as compile_rules:
+        crawler = get_crawler(
+            _RotatingSpider,
+            {**crawl_settings(), "CONCURRENT_REQUESTS": 4, "LOG_LEVEL": "INFO"},
+        )
+        await crawler.crawl_async(tokens=tokens, base=hostile.url("").rstrip("/"))
+    stats = crawler.stats.get_stats()
+    # Each token's own group decided: its /only-N/ refused, its pages fetched.
+    assert stats["test/fetched"] == 2 * count
+    assert stats["test/refused"] == 2 * count
+    assert stats["robots_std/dropped/rule"] == 2 * count
+    assert len(hostile.requests_for("/robots.txt")) == 1
+    # One compile per token, though each token came back for a second round.
+    assert compile_rules.call_count == count
