@@ -85,6 +85,8 @@ CACHE_STORE_ERROR: Final = stat("cache", "store_error")
 CACHE_STORE_INVALID: Final = stat("cache", "store_invalid")
 CACHE_STORE_SLOW: Final = stat("cache", "store_slow")
 CACHE_STORE_TIMEOUT: Final = stat("cache", "store_timeout")
+#: renewals (a 304, a stale copy standing in) whose stored record was gone
+CACHE_REDATE_MISSED: Final = stat("cache", "redate_missed")
 
 # -- waiting -----------------------------------------------------------------------
 WAIT_HELD: Final = stat("wait", "held")

@@ -8,6 +8,7 @@ server (its request log) is the ground truth.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -347,3 +348,35 @@ async def test_a_304_is_never_followed_as_a_redirect(hostile: HostileServer) -> 
     assert stat(result, "robots_std/verdict/allow-all") == 1
     assert stat(result, "robots_std/cache/revalidated") is None
     assert pages_served(hostile) == set(PUBLIC)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_a_renewal_whose_record_is_gone_is_counted(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    from cache_helpers import parse_entry
+    from scrapy.statscollectors import MemoryStatsCollector
+    from scrapy.utils.test import get_crawler
+
+    from scrapy_robots_std.cache import RedisCache
+
+    stats = MemoryStatsCollector(get_crawler())
+    if backend == "sqlite":
+        store: Any = SqliteCache(tmp_path / "robots.sqlite3", stats=stats)
+    else:
+        store = RedisCache(
+            request.getfixturevalue("redis_url"), prefix="redate-test", stats=stats
+        )
+    origin = "http://gone.example:80"
+    store.open()
+    try:
+        stored = parse_entry(origin, RULES)
+        store.put(stored, RULES)
+        renewed = dataclasses.replace(stored, expires_at=stored.expires_at + 60)
+        store.put(renewed)  # the record is there: re-dated
+        assert stats.get_value("robots_std/cache/redate_missed") is None
+        other = dataclasses.replace(stored, fetched_at=stored.fetched_at - 1)
+        store.put(other)  # a renewal of a version the store no longer has
+        assert stats.get_value("robots_std/cache/redate_missed") == 1
+    finally:
+        store.close()

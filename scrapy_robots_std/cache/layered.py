@@ -112,9 +112,10 @@ class LayeredCache:
         """Store (replace) one origin's record; return how many records it evicted."""
         raise NotImplementedError
 
-    def _store_redate(self, entry: CacheEntry, meta: bytes) -> None:
+    def _store_redate(self, entry: CacheEntry, meta: bytes) -> bool:
         """Replace the metadata of the stored record fetched at ``entry.fetched_at``
-        (a stale copy standing in again), keeping its body; no record, no change."""
+        (a stale copy standing in again, a 304 renewal), keeping its body; ``False``
+        when there is no such record (expired, evicted, replaced): no change."""
         raise NotImplementedError
 
     # -- the RobotsCache interface ---------------------------------------------------
@@ -147,7 +148,10 @@ class LayeredCache:
         meta = dump_meta(entry, self.standard)
         if entry.verdict == PARSE and body is None:
             # No body to store: a stale copy whose validity was extended.
-            self._call(self._store_redate, entry, meta, default=None)
+            if self._call(self._store_redate, entry, meta, default=True) is False:
+                # Without the body there is nothing to write: this process keeps
+                # the renewal in memory, and other processes will fetch in full.
+                self._inc(_report.CACHE_REDATE_MISSED)
             return 0
         blob = None if body is None else pack_body(body)
         # Memory evictions lose nothing the store still has; count the store's.

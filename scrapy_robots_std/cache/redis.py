@@ -240,11 +240,12 @@ class RedisCache(LayeredCache):
         pipe.execute()
         return 0  # Redis bounds itself by expiry (and its own maxmemory policy)
 
-    def _store_redate(self, entry: CacheEntry, meta: bytes) -> None:
-        self._redate_script(
+    def _store_redate(self, entry: CacheEntry, meta: bytes) -> bool:
+        updated = self._redate_script(
             keys=[self._entry_key(entry.origin)],
             args=[repr(entry.fetched_at), meta, self._expiry_ms(entry)],
         )
+        return bool(updated)
 
     def _expiry_ms(self, entry: CacheEntry) -> int:
         return round((entry.expires_at + self.keep_stale) * 1000)

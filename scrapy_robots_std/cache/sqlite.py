@@ -193,12 +193,13 @@ class SqliteCache(LayeredCache):
             raise
         return int(excess)
 
-    def _store_redate(self, entry: CacheEntry, meta: bytes) -> None:
-        self._connection().execute(
+    def _store_redate(self, entry: CacheEntry, meta: bytes) -> bool:
+        cursor = self._connection().execute(
             "UPDATE robots_std_entries SET expires_at = ?, meta = ? "
             "WHERE origin = ? AND fetched_at = ?",
             (entry.expires_at, meta, entry.origin, entry.fetched_at),
         )
+        return cursor.rowcount > 0
 
     def _count(self) -> int:
         (count,) = (
