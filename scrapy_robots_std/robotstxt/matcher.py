@@ -327,13 +327,14 @@ def _parents_array(patterns: Strings) -> array[int]:
     typecode = "h" if len(patterns) < 0x8000 else "i"
     # A list to walk: indexing a Packed is a Python call per pattern.
     found = patterns if isinstance(patterns, tuple) else list(patterns)
-    # When a pattern starts with another, the one sorted just after that
-    # prefix starts with it too (everything sorted between the two shares
-    # it): with no pattern nested in its neighbour there is no link at all,
-    # found in one pass in C instead of the stack walk (most files).
-    if not any(map(bytes.startswith, found[1:], found)):
+    # nested[i]: pattern i + 1 starts with pattern i.  When a pattern starts
+    # with another, the one sorted just after that prefix starts with it too
+    # (everything sorted between the two shares it): with no pattern nested
+    # in its neighbour there is no link at all (most files).
+    nested = list(map(bytes.startswith, found[1:], found))
+    if True not in nested:
         return array(typecode, [-1]) * len(found)
-    return array(typecode, _parents(found))
+    return array(typecode, _parents(found, nested))
 
 
 def _prefix_tables(
@@ -612,17 +613,27 @@ def index_html_directory(pattern: bytes) -> bytes | None:
     return pattern[: slash + 1] + b"$"
 
 
-def _parents(patterns: Sequence[bytes]) -> list[int]:
-    """For each sorted pattern, the index of its longest proper prefix in the list."""
-    parents: list[int] = []
-    append = parents.append
-    stack = [-1]
-    top = b""  # the pattern at the top of the stack; b"" never stops the walk
-    for index, pattern in enumerate(patterns):
-        while top and not pattern.startswith(top):
-            stack.pop()
-            top = patterns[stack[-1]] if stack[-1] >= 0 else b""
-        append(stack[-1])
-        stack.append(index)
-        top = pattern
-    return parents
+def _parents(patterns: Sequence[bytes], nested: list[bool]) -> list[int]:
+    """For each sorted pattern, the index of its longest proper prefix in the list.
+
+    That prefix is the pattern just before, or on that one's chain of links.
+    A pattern whose predecessor has no link and is not its prefix has no
+    link either: only the runs that start at a nested pair are walked.
+    """
+    count = len(patterns)
+    parents = [-1] * count
+    index = 0
+    while True:
+        try:
+            index = nested.index(True, index) + 1
+        except ValueError:
+            return parents
+        while index < count:
+            pattern = patterns[index]
+            link = index - 1
+            while link >= 0 and not pattern.startswith(patterns[link]):
+                link = parents[link]
+            parents[index] = link
+            if link < 0:
+                break
+            index += 1
