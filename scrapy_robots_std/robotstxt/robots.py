@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import re
 import sys
-from array import array
 from dataclasses import dataclass
-from itertools import compress, filterfalse
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
 from scrapy_robots_std.robotstxt import usage as _usage
-from scrapy_robots_std.robotstxt.packed import pack
 from scrapy_robots_std.robotstxt.parser import (
     RFC9309,
     STANDARDS,
     Diagnostic,
     RequestRate,
 )
+from scrapy_robots_std.robotstxt.pattern_table import pattern_table
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -37,8 +36,6 @@ _PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
 _INDEX_BITS = _matcher.INDEX_BITS
 _LINE_MAX = _matcher.LINE_MAX
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
-# A pattern (one per line) with a "*" or a final "$": not a plain prefix.
-_SPECIAL_RE = re.compile(rb"^[^\n]*(?:\*[^\n]*|\$)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -418,7 +415,7 @@ class RobotsTxt:
         if isinstance(values, _matcher.PatternTable):
             return values, None
         rfc9309 = self.standard == RFC9309
-        table, patterns = _pattern_table(
+        table, patterns = pattern_table(
             values.split(b"\n") if self._parsed.rules else [],
             unchanged=values.isascii() and values.find(b"%") < 0,
             normalize=_matcher.normalize_rfc9309
@@ -567,75 +564,6 @@ def _group_names(
 ) -> set[str | None]:
     """The names a group's agents compare by; None stands for ``*``."""
     return {name_of(agent) for agent in group.agents}
-
-
-def _pattern_table(
-    values: list[bytes],
-    *,
-    unchanged: bool,
-    normalize: Callable[[bytes], bytes],
-    special: bool,
-) -> tuple[_matcher.PatternTable, list[bytes]]:
-    """Each distinct pattern once; the written form kept only where it differs.
-    With the table, every value in its normalized form (in rule order).
-
-    ``special``: some value may hold ``*`` or ``$`` (rfc9309), which makes it
-    something else than a plain prefix.
-    """
-    written: dict[int, bytes] | None = None
-    if not unchanged:
-        normalized = [normalize(value) for value in values]
-        written = {
-            index: value
-            for index, (value, form) in enumerate(zip(values, normalized, strict=True))
-            if form is not value and form != value
-        }
-        values = normalized
-    distinct = dict.fromkeys(values)
-    empty = b"" in distinct
-    distinct.pop(b"", None)
-    other = []
-    if special:
-        specials = _special_patterns(b"\n".join(distinct))
-        other = list(filter(specials.__contains__, distinct))
-        plain = sorted(filterfalse(specials.__contains__, distinct))
-    else:
-        plain = sorted(distinct)
-    if empty:
-        other.append(b"")
-    order = [*plain, *other]
-    number = dict(zip(order, range(len(order)), strict=True))
-    typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
-    ids = array(typecode, map(number.__getitem__, values))
-    table = _matcher.PatternTable(pack(plain), pack(other), ids, written or None)
-    return table, values
-
-
-def _special_patterns(blob: bytes) -> set[bytes]:
-    """The lines of ``blob`` that hold a ``*`` or end with ``$``.
-
-    Real files have a few: each is found with ``bytes.find`` from its mark,
-    which skips the plain lines in C.  Past a few hundred marks, one regex
-    pass over all the lines costs less than a step per mark.
-    """
-    if blob.count(b"*") + blob.count(b"$") > _FIND_MARKS_UP_TO:
-        return set(_SPECIAL_RE.findall(blob))
-    found = set()
-    find = blob.find
-    for mark in (b"*", b"$\n"):
-        at = find(mark)
-        while at >= 0:
-            end = find(b"\n", at)
-            if end < 0:
-                end = len(blob)
-            found.add(blob[blob.rfind(b"\n", 0, at) + 1 : end])
-            at = find(mark, end)
-    if blob.endswith(b"$"):
-        found.add(blob[blob.rfind(b"\n") + 1 :])
-    return found
-
-
-_FIND_MARKS_UP_TO = 256
 
 
 def _check_token_rfc9309(token: str) -> str:
