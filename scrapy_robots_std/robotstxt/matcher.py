@@ -25,7 +25,7 @@ from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size, take
 from scrapy_robots_std.robotstxt.wildcards import WildcardIndex
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -325,7 +325,16 @@ class PatternTable:
 
 def _parents_array(patterns: Strings) -> array[int]:
     typecode = "h" if len(patterns) < 0x8000 else "i"
-    return array(typecode, _parents(patterns))
+    # A list to walk: indexing a Packed is a Python call per pattern.
+    found = patterns if isinstance(patterns, tuple) else list(patterns)
+    # nested[i]: pattern i + 1 starts with pattern i.  When a pattern starts
+    # with another, the one sorted just after that prefix starts with it too
+    # (everything sorted between the two shares it): with no pattern nested
+    # in its neighbour there is no link at all (most files).
+    nested = list(map(bytes.startswith, found[1:], found))
+    if True not in nested:
+        return array(typecode, [-1]) * len(found)
+    return array(typecode, _parents(found, nested))
 
 
 def _prefix_tables(
@@ -342,7 +351,8 @@ def _prefix_tables(
         patterns = pack(sorted(best_of))
         parents = _parents_array(patterns)
     # Arrays, not lists of int objects: a crawl keeps thousands of these.
-    return patterns, array("q", map(best_of.__getitem__, patterns)), parents
+    order = patterns if isinstance(patterns, tuple) else list(patterns)
+    return patterns, array("q", map(best_of.__getitem__, order)), parents
 
 
 class PrefixIndex:
@@ -603,17 +613,27 @@ def index_html_directory(pattern: bytes) -> bytes | None:
     return pattern[: slash + 1] + b"$"
 
 
-def _parents(patterns: Strings) -> list[int]:
-    """For each sorted pattern, the index of its longest proper prefix in the list."""
-    parents: list[int] = []
-    append = parents.append
-    stack = [-1]
-    top = b""  # the pattern at the top of the stack; b"" never stops the walk
-    for index, pattern in enumerate(patterns):
-        while top and not pattern.startswith(top):
-            stack.pop()
-            top = patterns[stack[-1]] if stack[-1] >= 0 else b""
-        append(stack[-1])
-        stack.append(index)
-        top = pattern
-    return parents
+def _parents(patterns: Sequence[bytes], nested: list[bool]) -> list[int]:
+    """For each sorted pattern, the index of its longest proper prefix in the list.
+
+    That prefix is the pattern just before, or on that one's chain of links.
+    A pattern whose predecessor has no link and is not its prefix has no
+    link either: only the runs that start at a nested pair are walked.
+    """
+    count = len(patterns)
+    parents = [-1] * count
+    index = 0
+    while True:
+        try:
+            index = nested.index(True, index) + 1
+        except ValueError:
+            return parents
+        while index < count:
+            pattern = patterns[index]
+            link = index - 1
+            while link >= 0 and not pattern.startswith(patterns[link]):
+                link = parents[link]
+            parents[index] = link
+            if link < 0:
+                break
+            index += 1

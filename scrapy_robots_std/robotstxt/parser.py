@@ -16,7 +16,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate, compress, count
+from itertools import accumulate, compress, count, repeat
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
@@ -751,7 +751,7 @@ def parse_rfc9309(body: bytes) -> Parsed:
         lines = [
             line.split(b"\x00", 1)[0] if b"\x00" in line else line for line in lines
         ]
-    colons = [line.find(b":") for line in lines]
+    colons = list(map(bytes.find, lines, repeat(b":")))
 
     # Parallel lists over the lines that have a colon: line number, raw value, key.
     numbers = [number for number, colon in enumerate(colons, 1) if colon >= 0]

@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import re
 import sys
-from array import array
 from dataclasses import dataclass
-from itertools import compress, filterfalse
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
 from scrapy_robots_std.robotstxt import usage as _usage
-from scrapy_robots_std.robotstxt.packed import pack
 from scrapy_robots_std.robotstxt.parser import (
     RFC9309,
     STANDARDS,
     Diagnostic,
     RequestRate,
 )
+from scrapy_robots_std.robotstxt.pattern_table import pattern_table
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from scrapy_robots_std.robotstxt.usage import UsagePreferences, UsageSummary
 
@@ -37,8 +36,6 @@ _PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
 _INDEX_BITS = _matcher.INDEX_BITS
 _LINE_MAX = _matcher.LINE_MAX
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
-# A pattern (one per line) with a "*" or a final "$": not a plain prefix.
-_SPECIAL_RE = re.compile(rb"^[^\n]*(?:\*[^\n]*|\$)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -226,7 +223,7 @@ class RobotsTxt:
             path = octets.decode("ascii")
         else:
             octets = path.encode()
-        if _matcher.is_robots_txt(path):
+        if path == "/robots.txt":  # _matcher.is_robots_txt(), inlined
             return True
         best = rules.best(octets, path)
         return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
@@ -402,16 +399,23 @@ class RobotsTxt:
                 total -= sizes.pop(id(found))
 
     def _table(self) -> _matcher.PatternTable:
+        return self._table_and_patterns()[0]
+
+    def _table_and_patterns(
+        self,
+    ) -> tuple[_matcher.PatternTable, list[bytes] | None]:
         """The rules' patterns, normalized for matching; built on the first query.
 
         The bytes of all values are replaced by the table (one attribute, so a
         thread that reads the bytes meanwhile still builds an equal table).
+        When the table is built now, also every rule's pattern in rule order:
+        the first compile slices them instead of looking each one up.
         """
         values = self._parsed.rule_values
         if isinstance(values, _matcher.PatternTable):
-            return values
+            return values, None
         rfc9309 = self.standard == RFC9309
-        table = _pattern_table(
+        table, patterns = pattern_table(
             values.split(b"\n") if self._parsed.rules else [],
             unchanged=values.isascii() and values.find(b"%") < 0,
             normalize=_matcher.normalize_rfc9309
@@ -421,61 +425,85 @@ class RobotsTxt:
             special=rfc9309 and (values.find(b"*") >= 0 or values.find(b"$") >= 0),
         )
         self._parsed.rule_values = table
-        return table
+        return table, patterns
 
     def _select_rfc9309(self, name: str) -> tuple[int, ...]:
         parsed = self._parsed
         text = parsed.agent_text
         bounds = parsed.group_bounds
         name_of = _parser.agent_name_rfc9309
-        # Each group's agent names, read straight from the packed text.
-        names = [
-            set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n")))
-            for i in range(0, len(bounds) - 1, 3)
+        # Each group's agent text, read straight from the packed text.
+        texts = [
+            text[bounds[i] : bounds[i + 3] - 1] for i in range(0, len(bounds) - 1, 3)
         ]
-        chosen = tuple(number for number, found in enumerate(names) if name in found)
-        if not chosen:
+        # An agent's name is a lower-cased ASCII prefix of its value, so a name
+        # absent from the lower-cased text is nobody's: only the global groups
+        # (an agent "*") are looked for, and only in groups that hold a "*".
+        if name in text.lower():
+            names = [set(map(name_of, found.split("\n"))) for found in texts]
             chosen = tuple(
-                number for number, found in enumerate(names) if None in found
+                number for number, found in enumerate(names) if name in found
             )
-        return chosen
+            if chosen:
+                return chosen
+        return tuple(
+            number
+            for number, found in enumerate(texts)
+            if "*" in found and None in set(map(name_of, found.split("\n")))
+        )
 
     def _compile_rfc9309(self, numbers: tuple[int, ...]) -> _Compiled:
         parsed = self._parsed
         bounds = parsed.group_bounds
-        table = self._table()
-        ids = table.ids
+        table, every = self._table_and_patterns()
         rules = parsed.rules
-        indexes = [
-            index
-            for number in numbers
-            for index in range(bounds[3 * number + 1], bounds[3 * number + 2])
-        ]
+        indexes: Sequence[int]
+        codes: Sequence[int]
+        if len(numbers) == 1:
+            # One group (most files): its rules are one run, sliced.
+            start, end = bounds[3 * numbers[0] + 1], bounds[3 * numbers[0] + 2]
+            indexes, codes = range(start, end), rules[start:end]
+            mine = every[start:end] if every is not None else None
+        else:
+            indexes = [
+                index
+                for number in numbers
+                for index in range(bounds[3 * number + 1], bounds[3 * number + 2])
+            ]
+            codes = [rules[index] for index in indexes]
+            mine = [every[index] for index in indexes] if every is not None else None
+        if mine is None:
+            mine = table.patterns_at(list(indexes))
         # An empty pattern matches with priority 0: it never decides.
-        mine = table.patterns_at(indexes)
         if b"" in mine:
-            indexes = [index for index, p in zip(indexes, mine, strict=True) if p]
-            mine = [p for p in mine if p]
+            keep = list(map(bool, mine))
+            indexes = list(compress(indexes, keep))
+            codes = list(compress(codes, keep))
+            mine = list(compress(mine, keep))
         # _matcher.candidate() inlined: this runs for every rule of the group.
         candidates = [
             len(pattern) << _PRIORITY_SHIFT
-            | (rules[index] & 1) << _ALLOW_SHIFT
-            | (_LINE_MAX - (rules[index] >> _LINE_SHIFT)) << _INDEX_BITS
+            | (code & 1) << _ALLOW_SHIFT
+            | (_LINE_MAX - (code >> _LINE_SHIFT)) << _INDEX_BITS
             | index
-            for pattern, index in zip(mine, indexes, strict=True)
+            for pattern, code, index in zip(mine, codes, indexes, strict=True)
         ]
         # The table knows which patterns are plain prefixes: the first ones.
-        count = len(table.plain)
-        is_plain = [ids[index] < count for index in indexes]
-        plain = _matcher.best_of(
-            list(compress(mine, is_plain)), list(compress(candidates, is_plain))
-        )
-        if not all(is_plain):
+        other_table = table.other
+        if not other_table or (len(other_table) == 1 and other_table[0] == b""):
+            # No pattern of the file has "*" or "$": all plain.
+            plain = _matcher.best_of(mine, candidates)
+            other, other_candidates = [], []
+        else:
+            ids = table.ids
+            count = len(table.plain)
+            is_plain = [ids[index] < count for index in indexes]
+            plain = _matcher.best_of(
+                list(compress(mine, is_plain)), list(compress(candidates, is_plain))
+            )
             is_other = [not flag for flag in is_plain]
             other = list(compress(mine, is_other))
             other_candidates = list(compress(candidates, is_other))
-        else:
-            other, other_candidates = [], []
         if b"\n".join(mine).find(b"/index.htm") >= 0:
             for pattern, value in zip(mine, candidates, strict=True):
                 if pattern.find(b"/index.htm") < 0:
@@ -538,48 +566,10 @@ def _group_names(
     return {name_of(agent) for agent in group.agents}
 
 
-def _pattern_table(
-    values: list[bytes],
-    *,
-    unchanged: bool,
-    normalize: Callable[[bytes], bytes],
-    special: bool,
-) -> _matcher.PatternTable:
-    """Each distinct pattern once; the written form kept only where it differs.
-
-    ``special``: some value may hold ``*`` or ``$`` (rfc9309), which makes it
-    something else than a plain prefix.
-    """
-    written: dict[int, bytes] | None = None
-    if not unchanged:
-        normalized = [normalize(value) for value in values]
-        written = {
-            index: value
-            for index, (value, form) in enumerate(zip(values, normalized, strict=True))
-            if form is not value and form != value
-        }
-        values = normalized
-    distinct = dict.fromkeys(values)
-    empty = b"" in distinct
-    distinct.pop(b"", None)
-    other = []
-    if special:
-        # One regex pass over all patterns, not a call per pattern.
-        specials = set(_SPECIAL_RE.findall(b"\n".join(distinct)))
-        other = list(filter(specials.__contains__, distinct))
-        plain = sorted(filterfalse(specials.__contains__, distinct))
-    else:
-        plain = sorted(distinct)
-    if empty:
-        other.append(b"")
-    order = [*plain, *other]
-    number = dict(zip(order, range(len(order)), strict=True))
-    typecode = "B" if len(number) <= 0xFF else "H" if len(number) <= 0xFFFF else "I"
-    ids = array(typecode, map(number.__getitem__, values))
-    return _matcher.PatternTable(pack(plain), pack(other), ids, written or None)
-
-
 def _check_token_rfc9309(token: str) -> str:
+    # A token the pattern accepts passes every common check too.
+    if isinstance(token, str) and _RFC9309_TOKEN_RE.fullmatch(token):
+        return token.lower()
     _check_token_common(token)
     if not _RFC9309_TOKEN_RE.fullmatch(token):
         raise ValueError(
