@@ -23,7 +23,6 @@ ends the audit for the crawl.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import time
@@ -158,16 +157,12 @@ class AuditLog:
         identity = (entry.fetched_at, entry.checked_at, entry.expires_at)
         if source == "store" and self._last.get(entry.origin) == identity:
             return  # this very entry, recorded already
-        body = fetched.body
         known = self._versions.get(entry.origin)
         if known is not None and known.fetched_at != entry.fetched_at:
             known = None  # another version
         sha256: str | None = None
         size: int | None = None
-        if body is not None:
-            sha256 = hashlib.sha256(body).hexdigest()
-            size = len(body)
-        elif entry.body_sha256 is not None:  # kept with the entry, stored too
+        if entry.body_sha256 is not None:  # the fetch hashed it; stores keep it
             sha256, size = entry.body_sha256, entry.body_bytes
         elif known is not None:
             sha256, size = known.sha256, known.bytes

@@ -82,8 +82,8 @@ class RobotsTxtStdMiddleware:
         self.book = VerdictBook(crawler, self.store, fetcher, self._fetched)
         self.sitemap_feeder = SitemapFeeder(crawler, self.config)
         self.politeness = SlotPoliteness(crawler, self.config, self._lookup)
-        self.usage = UsageGate(crawler, self.config, self.report)
         self.token_of = TokenOf(self.config)
+        self.usage = UsageGate(crawler, self.config, self.report, self.token_of)
         self.audit = AuditLog.from_crawler(crawler, self.config)
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
@@ -112,7 +112,7 @@ class RobotsTxtStdMiddleware:
             self._inc(_stats.CACHE_MISS)
             record_wait(self._stats, time.time() - waited_since)
         allowed = self._check(request, entry)
-        self.usage.before(request, entry, self.token_of(request), allowed=allowed)
+        self.usage.before(request, entry, allowed=allowed)
 
     def process_response(self, request: Request, response: Response) -> Response:
         """Put the usage preferences on the response; drop it when they say no to

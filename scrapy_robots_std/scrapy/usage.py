@@ -34,6 +34,8 @@ from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.origin import origin_of
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
@@ -90,10 +92,18 @@ class UsageDisallowed(IgnoreRequest):
 class UsageGate:
     """Puts usage preferences on requests and responses; drops when told to."""
 
-    def __init__(self, crawler: Crawler, config: Config, report: Report) -> None:
+    def __init__(
+        self,
+        crawler: Crawler,
+        config: Config,
+        report: Report,
+        token_of: Callable[[Request], str],
+    ) -> None:
         self.crawler = crawler
         self.config = config
         self.report = report
+        #: the request's product token, looked up only for a file with usage lines
+        self.token_of = token_of
         self._stats = crawler.stats
         #: the bad purposes already warned about (each once)
         self._warned: set[str] = set()
@@ -120,8 +130,11 @@ class UsageGate:
         in the summary if it states preferences; its lines were counted where it
         was parsed first."""
         robots = entry.robots
-        stated = robots is not None and robots.has_usage_rules
-        if stated and robots is not None and robots.usage_summary().stated:
+        if (
+            robots is not None
+            and robots.has_usage_rules
+            and robots.usage_summary().stated
+        ):
             self.report.usage_stated(entry.origin)
 
     def unchecked(self, request: Request) -> None:
@@ -130,9 +143,7 @@ class UsageGate:
         request.meta.pop(USAGE_META, None)
         request.meta.pop(DECISION_META, None)
 
-    def before(
-        self, request: Request, entry: CacheEntry, token: str, *, allowed: bool
-    ) -> None:
+    def before(self, request: Request, entry: CacheEntry, *, allowed: bool) -> None:
         """Record what robots.txt says for ``request``; drop it (``drop`` mode) when
         that is already "no" for its purpose. ``allowed``: robots.txt lets it be
         fetched (``False`` only in a dry run, which has counted it already)."""
@@ -147,7 +158,7 @@ class UsageGate:
             preferences = _NO_STATEMENT
         else:
             try:
-                preferences = robots.usage(request.url, token)
+                preferences = robots.usage(request.url, self.token_of(request))
             except ValueError:  # a URL the parser cannot read: nothing known
                 preferences = _NO_ROBOTS_TXT
         request.meta[USAGE_META] = preferences
