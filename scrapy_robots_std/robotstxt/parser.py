@@ -532,6 +532,8 @@ _USAGE_ROLES = {
 }
 
 _DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
+# The first letters of every key below, both cases (a one-byte slice of the key).
+_KEY_INITIALS = frozenset(bytes((c,)) for c in b"uadscrUADSCR")
 
 
 class _Key:
@@ -556,8 +558,11 @@ def _classify_rfc9309(raw_key: bytes) -> _Key:
     if b"#" in raw_key:
         return _COMMENT_KEY if raw_key.lstrip()[:1] == b"#" else _NOT_A_KEY_KEY
     key = raw_key.strip()
-    lower = key.lower()
     written = decode_text(key)
+    if key[:1] not in _KEY_INITIALS:
+        # Most junk (an HTML page's "<a href=...") fails here, before the tests.
+        return _Key(_UNKNOWN, written, False)
+    lower = key.lower()
     key_type, typo = _UNKNOWN, False
     if lower.startswith(b"user-agent"):
         key_type = _UA
