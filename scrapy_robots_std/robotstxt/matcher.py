@@ -401,7 +401,7 @@ def best_of(patterns: list[bytes], candidates: list[int]) -> dict[bytes, int]:
 
 
 def _wildcards(entries: list[tuple[int, str, bytes]]) -> _Wildcards:
-    entries.sort(reverse=True)  # candidates are distinct: never compares further
+    """Three parallel sequences from ``entries``, already best first."""
     return (
         array("q", [entry[0] for entry in entries]),
         tuple(entry[1] for entry in entries),
@@ -468,31 +468,54 @@ class RuleSet:
             size += sys.getsizeof(candidates) + sys.getsizeof(needles)
             size += sys.getsizeof(patterns) + sum(map(sys.getsizeof, needles))
             size += 120  # the dict entry and the tuple of three
+            if table is None:  # the patterns are not the table's: ours
+                size += sum(map(sys.getsizeof, patterns))
         if self.index is not None:
             size += self.index.size()
         return size
 
     def _file_special(self, best: dict[bytes, int]) -> None:
-        exact: dict[bytes, int] = {}
+        # Without "*" a special pattern ends with "$": an exact path.
+        exact = {
+            pattern[:-1]: value
+            for pattern, value in best.items()
+            if pattern.find(b"*") < 0
+        }
+        if len(exact) < len(best):
+            self._file_wildcards(
+                sorted(
+                    [
+                        (value, pattern)
+                        for pattern, value in best.items()
+                        if pattern.find(b"*") >= 0
+                    ],
+                    reverse=True,  # candidates are distinct: never compares further
+                )
+            )
+        self.exact = exact or None
+
+    def _file_wildcards(self, entries: list[tuple[int, bytes]]) -> None:
+        """File the wildcard patterns, best candidate first: those ending in
+        ``$`` and a literal by that literal's last octet, the others apart."""
+        # The needle is text: "in" on bytes first tries the needle as an int.
+        # Latin-1 keeps every octet as one character: the same pieces.
+        texts = b"\n".join([entry[1] for entry in entries]).decode("latin-1")
+        needles = [
+            max(text.removesuffix("$").split("*"), key=len)
+            for text in texts.split("\n")
+        ]
         by_last_octet: dict[int, list[tuple[int, str, bytes]]] = {}
         wildcards: list[tuple[int, str, bytes]] = []
-        for pattern, value in best.items():
-            anchored = pattern.endswith(b"$")
-            if pattern.find(b"*") < 0:
-                if anchored:
-                    exact[pattern[:-1]] = value
-                continue
-            segments = (pattern[:-1] if anchored else pattern).split(b"*")
-            # The needle is text: "in" on bytes first tries the needle as an int.
-            entry = (value, max(segments, key=len).decode("latin-1"), pattern)
-            if anchored and segments[-1]:
-                by_last_octet.setdefault(segments[-1][-1], []).append(entry)
+        for (value, pattern), needle in zip(entries, needles, strict=True):
+            if pattern[-1] == 0x24 and pattern[-2] != 0x2A:  # "$" after a literal
+                by_last_octet.setdefault(pattern[-2], []).append(
+                    (value, needle, pattern)
+                )
             else:
-                wildcards.append(entry)
-        self.exact = exact or None
+                wildcards.append((value, needle, pattern))
         if by_last_octet:
             self.by_last_octet = {
-                octet: _wildcards(entries) for octet, entries in by_last_octet.items()
+                octet: _wildcards(found) for octet, found in by_last_octet.items()
             }
         if wildcards:
             self.wildcards = _wildcards(wildcards)

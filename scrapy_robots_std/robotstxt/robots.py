@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from scrapy_robots_std.robotstxt import compile as _compile
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
 from scrapy_robots_std.robotstxt import usage as _usage
@@ -454,6 +455,12 @@ class RobotsTxt:
 
     def _compile_rfc9309(self, numbers: tuple[int, ...]) -> _Compiled:
         parsed = self._parsed
+        values = parsed.rule_values
+        if isinstance(values, bytes):
+            # Before the file's table exists: small groups need none.
+            small = _compile.small_ruleset(parsed, numbers, values)
+            if small is not None:
+                return _Compiled(numbers, small)
         bounds = parsed.group_bounds
         table, every = self._table_and_patterns()
         rules = parsed.rules
