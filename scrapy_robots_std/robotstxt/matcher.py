@@ -18,7 +18,8 @@ import re
 import sys
 from array import array
 from bisect import bisect_right
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import contains, itemgetter, not_
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size, take
@@ -400,12 +401,22 @@ def best_of(patterns: list[bytes], candidates: list[int]) -> dict[bytes, int]:
     return found
 
 
-def _wildcards(entries: list[tuple[int, str, bytes]]) -> _Wildcards:
-    """Three parallel sequences from ``entries``, already best first."""
-    return (
-        array("q", [entry[0] for entry in entries]),
-        tuple(entry[1] for entry in entries),
-        tuple(entry[2] for entry in entries),
+def _wildcards(
+    patterns: list[bytes], needles: list[str], best: dict[bytes, int]
+) -> _Wildcards:
+    """The three parallel sequences of ``patterns`` (best first)."""
+    return array("q", map(best.__getitem__, patterns)), tuple(needles), tuple(patterns)
+
+
+def _wildcards_at(
+    positions: list[int],
+    patterns: list[bytes],
+    needles: list[str],
+    best: dict[bytes, int],
+) -> _Wildcards:
+    """:func:`_wildcards` of the patterns at ``positions`` only."""
+    return _wildcards(
+        [patterns[at] for at in positions], [needles[at] for at in positions], best
     )
 
 
@@ -475,50 +486,45 @@ class RuleSet:
         return size
 
     def _file_special(self, best: dict[bytes, int]) -> None:
-        # Without "*" a special pattern ends with "$": an exact path.
-        exact = {
-            pattern[:-1]: value
-            for pattern, value in best.items()
-            if pattern.find(b"*") < 0
-        }
-        if len(exact) < len(best):
-            self._file_wildcards(
-                sorted(
-                    [
-                        (value, pattern)
-                        for pattern, value in best.items()
-                        if pattern.find(b"*") >= 0
-                    ],
-                    reverse=True,  # candidates are distinct: never compares further
-                )
-            )
-        self.exact = exact or None
+        # Best candidate first (they are distinct): each table keeps that order.
+        order = sorted(best, key=best.__getitem__, reverse=True)
+        starred = list(map(contains, order, repeat(b"*")))
+        if False in starred:
+            # Without "*" a special pattern ends with "$": an exact path.
+            self.exact = {
+                pattern[:-1]: best[pattern]
+                for pattern in compress(order, map(not_, starred))
+            }
+        if True in starred:
+            self._file_wildcards(list(compress(order, starred)), best)
 
-    def _file_wildcards(self, entries: list[tuple[int, bytes]]) -> None:
-        """File the wildcard patterns, best candidate first: those ending in
-        ``$`` and a literal by that literal's last octet, the others apart."""
+    def _file_wildcards(self, patterns: list[bytes], best: dict[bytes, int]) -> None:
+        """File the wildcard ``patterns`` (best first): those ending in ``$``
+        after a literal by that literal's last octet, the others apart."""
         # The needle is text: "in" on bytes first tries the needle as an int.
         # Latin-1 keeps every octet as one character: the same pieces.
-        texts = b"\n".join([entry[1] for entry in entries]).decode("latin-1")
+        texts = b"\n".join(patterns).decode("latin-1")
         needles = [
             max(text.removesuffix("$").split("*"), key=len)
             for text in texts.split("\n")
         ]
-        by_last_octet: dict[int, list[tuple[int, str, bytes]]] = {}
-        wildcards: list[tuple[int, str, bytes]] = []
-        for (value, pattern), needle in zip(entries, needles, strict=True):
+        if f"{texts}\n".find("$\n") < 0:  # none ends with "$" (most files)
+            self.wildcards = _wildcards(patterns, needles, best)
+            return
+        by_last_octet: dict[int, list[int]] = {}
+        others: list[int] = []
+        for position, pattern in enumerate(patterns):
             if pattern[-1] == 0x24 and pattern[-2] != 0x2A:  # "$" after a literal
-                by_last_octet.setdefault(pattern[-2], []).append(
-                    (value, needle, pattern)
-                )
+                by_last_octet.setdefault(pattern[-2], []).append(position)
             else:
-                wildcards.append((value, needle, pattern))
+                others.append(position)
         if by_last_octet:
             self.by_last_octet = {
-                octet: _wildcards(found) for octet, found in by_last_octet.items()
+                octet: _wildcards_at(found, patterns, needles, best)
+                for octet, found in by_last_octet.items()
             }
-        if wildcards:
-            self.wildcards = _wildcards(wildcards)
+        if others:
+            self.wildcards = _wildcards_at(others, patterns, needles, best)
 
     def best(self, path: bytes, text: str) -> int:
         """The deciding candidate for ``path``, or -1 when no rule matches.
