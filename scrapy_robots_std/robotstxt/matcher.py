@@ -19,7 +19,7 @@ import sys
 from array import array
 from bisect import bisect_right
 from itertools import compress, repeat
-from operator import contains, itemgetter, not_
+from operator import itemgetter, not_
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size, take
@@ -488,7 +488,8 @@ class RuleSet:
     def _file_special(self, best: dict[bytes, int]) -> None:
         # Best candidate first (they are distinct): each table keeps that order.
         order = sorted(best, key=best.__getitem__, reverse=True)
-        starred = list(map(contains, order, repeat(b"*")))
+        # count(), not "in": "in" on bytes first tries the needle as an int.
+        starred = list(map(bool, map(bytes.count, order, repeat(b"*"))))
         if False in starred:
             # Without "*" a special pattern ends with "$": an exact path.
             self.exact = {
