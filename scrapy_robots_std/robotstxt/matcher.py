@@ -86,6 +86,24 @@ _RFC9309_ESCAPES = _escape_table(_rfc9309_escape)
 _1994_ESCAPES = _escape_table(_1994_escape)
 
 
+def _changes_re(table: dict[bytes, bytes]) -> re.Pattern[str]:
+    """Finds an escape that ``table`` changes, as text: ``%`` and a pair of
+    digits, grouped by the first digit (one character class each)."""
+    seconds: dict[str, str] = {}
+    for digits, form in table.items():
+        if form != b"%" + digits:
+            first, second = digits[:1].decode(), digits[1:].decode()
+            seconds[first] = seconds.get(first, "") + second
+    branches = "|".join(f"{first}[{rest}]" for first, rest in sorted(seconds.items()))
+    return re.compile(f"%(?:{branches})")
+
+
+# Most escaped URLs are already canonical (upper-case hex, no unreserved
+# character escaped): one regex search tells, where _unescape() takes a
+# split, a lookup per escape and a join.
+_RFC9309_CHANGES = _changes_re(_RFC9309_ESCAPES)
+
+
 def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
     """Every ``%xx`` of ``value`` replaced as ``table`` says, others kept.
 
@@ -134,7 +152,7 @@ def normalize_rfc9309(value: bytes) -> bytes:
 
 
 def path_rfc9309(path: str) -> bytes:
-    if "%" not in path and path.isascii():
+    if path.isascii() and ("%" not in path or not _RFC9309_CHANGES.search(path)):
         return path.encode()
     return normalize_rfc9309(path.encode("utf-8", "surrogatepass"))
 

@@ -440,10 +440,14 @@ class RobotsTxt:
         # An agent's name is a lower-cased ASCII prefix of its value, so a name
         # absent from the lower-cased text is nobody's: only the global groups
         # (an agent "*") are looked for, and only in groups that hold a "*".
+        # The same test per group first: only the groups that hold the name's
+        # letters are read agent by agent.
         if name in text.lower():
-            names = [set(map(name_of, found.split("\n"))) for found in texts]
             chosen = tuple(
-                number for number, found in enumerate(names) if name in found
+                number
+                for number, found in enumerate(texts)
+                if name in found.lower()
+                and name in set(map(name_of, found.split("\n")))
             )
             if chosen:
                 return chosen
