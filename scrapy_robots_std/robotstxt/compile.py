@@ -17,14 +17,15 @@ what bounds the memory a hostile file keeps.
 from __future__ import annotations
 
 from itertools import compress
-from operator import not_
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt.packed import PACK_ABOVE
+from scrapy_robots_std.robotstxt.parser import LINE_SHIFT
+from scrapy_robots_std.robotstxt.pattern_table import special_patterns
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from scrapy_robots_std.robotstxt.parser import Parsed
 
@@ -36,7 +37,7 @@ _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
 _PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
 _INDEX_BITS = _matcher.INDEX_BITS
 _LINE_MAX = _matcher.LINE_MAX
-_LINE_SHIFT = 13  # parser.LINE_SHIFT (the parser imports the matcher)
+_LINE_SHIFT = LINE_SHIFT
 
 
 def small_ruleset(
@@ -45,25 +46,22 @@ def small_ruleset(
     """The rules of groups ``numbers`` compiled from ``blob``, the file's rule
     values as parsed; None when they are too many for this path."""
     bounds = parsed.group_bounds
-    spans = [(bounds[3 * number + 1], bounds[3 * number + 2]) for number in numbers]
-    if sum(end - start for start, end in spans) > SMALL_GROUP:
+    if len(numbers) == 1:  # most files: one run of rules, sliced
+        start, end = bounds[3 * numbers[0] + 1], bounds[3 * numbers[0] + 2]
+        if end - start > SMALL_GROUP:
+            return None
+        # Split only as far as the last rule wanted: the rest stays one piece.
+        values = blob.split(b"\n", end)[start:end]
+        return _ruleset(values, parsed.rules[start:end], range(start, end))
+    spans = [
+        range(bounds[3 * number + 1], bounds[3 * number + 2]) for number in numbers
+    ]
+    if sum(map(len, spans)) > SMALL_GROUP:
         return None
-    # Split only as far as the last rule wanted: the rest stays one piece.
-    every = blob.split(b"\n", max(end for _, end in spans))
-    indexes: Sequence[int]
-    codes: Sequence[int]
-    if len(spans) == 1:
-        start, end = spans[0]
-        indexes, codes, values = (
-            range(start, end),
-            parsed.rules[start:end],
-            every[start:end],
-        )
-    else:
-        indexes = [index for start, end in spans for index in range(start, end)]
-        codes = list(map(parsed.rules.__getitem__, indexes))
-        values = list(map(every.__getitem__, indexes))
-    return _ruleset(values, codes, indexes)
+    indexes = [index for span in spans for index in span]
+    every = blob.split(b"\n", max(span.stop for span in spans))
+    codes = list(map(parsed.rules.__getitem__, indexes))
+    return _ruleset(list(map(every.__getitem__, indexes)), codes, indexes)
 
 
 def _ruleset(
@@ -88,18 +86,26 @@ def _ruleset(
         for pattern, code, index in zip(values, codes, indexes, strict=True)
     ]
     best = _matcher.best_of(values, candidates)
-    special: dict[bytes, int] = {}
-    if joined.find(b"*") >= 0 or joined.find(b"$") >= 0:
-        # Each distinct pattern once: "*" anywhere or a final "$".
-        is_special = [p.find(b"*") >= 0 or p.endswith(b"$") for p in best]
-        if True in is_special:
-            special = dict(compress(best.items(), is_special))
-            best = dict(compress(best.items(), map(not_, is_special)))
+    special = _pop_special(best, joined)
     if joined.find(b"/index.htm") >= 0:
         _add_index_directories(values, candidates, special)
     if len(special) > _matcher.INDEX_ABOVE:
         return None  # a WildcardIndex: the general path's, on the file's table
     return _matcher.RuleSet(best, special)
+
+
+def _pop_special(best: dict[bytes, int], joined: bytes) -> dict[bytes, int]:
+    """The patterns with a "*" or a final "$", moved out of ``best``."""
+    marks = joined.count(b"*") + joined.count(b"$")
+    if not marks:
+        return {}
+    found: Iterable[bytes]
+    if marks > len(best) // 4:  # many: each distinct pattern looked at once
+        flags = [pattern.find(b"*") >= 0 or pattern.endswith(b"$") for pattern in best]
+        found = compress(list(best), flags)
+    else:  # few: found in the joined values, bytes.find skipping the plain ones
+        found = special_patterns(joined)
+    return {pattern: best.pop(pattern) for pattern in found}
 
 
 def _add_index_directories(
