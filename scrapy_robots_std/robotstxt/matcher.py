@@ -308,10 +308,12 @@ class PatternTable:
             return written[index]
         return self.pattern(self.ids[index])
 
-    def plain_parents(self) -> array[int]:
+    def plain_parents(self, walk: Sequence[bytes] | None = None) -> array[int]:
+        """The parent links of ``plain``, built once (``walk``: ``plain`` as a
+        list, when the caller holds one)."""
         parents = self._parents
         if parents is None:
-            parents = self._parents = _parents_array(self.plain)
+            parents = self._parents = _parents_array(self.plain, walk)
         return parents
 
     def size(self) -> int:
@@ -342,10 +344,13 @@ class PatternTable:
         )
 
 
-def _parents_array(patterns: Strings) -> array[int]:
+def _parents_array(
+    patterns: Strings, walk: Sequence[bytes] | None = None
+) -> array[int]:
     typecode = "h" if len(patterns) < 0x8000 else "i"
-    # A list to walk: indexing a Packed is a Python call per pattern.
-    found = patterns if isinstance(patterns, tuple) else list(patterns)
+    # A list to walk (``walk`` when given): indexing a Packed is a Python
+    # call per pattern.
+    found = walk if walk is not None else _listed(patterns)
     # nested[i]: pattern i + 1 starts with pattern i.  When a pattern starts
     # with another, the one sorted just after that prefix starts with it too
     # (everything sorted between the two shares it): with no pattern nested
@@ -356,21 +361,28 @@ def _parents_array(patterns: Strings) -> array[int]:
     return array(typecode, _parents(found, nested))
 
 
+def _listed(patterns: Strings) -> Sequence[bytes]:
+    """``patterns`` as a tuple or list (indexing a Packed is a Python call)."""
+    return patterns if isinstance(patterns, tuple) else list(patterns)
+
+
 def _prefix_tables(
     best_of: dict[bytes, int], shared: PatternTable | None
 ) -> tuple[Strings, array[int], array[int]]:
     """Sorted patterns, their values, and the index of each one's longest prefix."""
     if not best_of:
         return (), _NO_VALUES, _NO_PARENTS
+    # ``order``: the patterns as a list (a Packed is read once).
     if shared is not None and len(best_of) == len(shared.plain):
         # Every plain prefix of the file (they come from it): share the tables.
         patterns = shared.plain
-        parents = shared.plain_parents()
+        order = _listed(patterns)
+        parents = shared.plain_parents(order)
     else:
-        patterns = pack(sorted(best_of))
-        parents = _parents_array(patterns)
+        order = sorted(best_of)
+        patterns = pack(order)
+        parents = _parents_array(patterns, order)
     # Arrays, not lists of int objects: a crawl keeps thousands of these.
-    order = patterns if isinstance(patterns, tuple) else list(patterns)
     # (From a list: an array reads a list faster than an iterator.)
     return patterns, array("q", list(map(best_of.__getitem__, order))), parents
 
