@@ -102,6 +102,12 @@ def _changes_re(table: dict[bytes, bytes]) -> re.Pattern[str]:
 # character escaped): one regex search tells, where _unescape() takes a
 # split, a lookup per escape and a join.
 _RFC9309_CHANGES = _changes_re(_RFC9309_ESCAPES)
+# What _RFC9309_CHANGES finds becomes, as text ("%7e" -> "~", "%2f" -> "%2F").
+_RFC9309_CHANGED = {
+    f"%{digits.decode()}": form.decode()
+    for digits, form in _RFC9309_ESCAPES.items()
+    if form != b"%" + digits
+}
 
 
 def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
@@ -152,9 +158,23 @@ def normalize_rfc9309(value: bytes) -> bytes:
 
 
 def path_rfc9309(path: str) -> bytes:
-    if path.isascii() and ("%" not in path or not _RFC9309_CHANGES.search(path)):
-        return path.encode()
+    if path.isascii():
+        if "%" not in path:
+            return path.encode()
+        if len(path) <= _SHORT_PATH:
+            # A callback per escape changed: fine on a short path, not on a
+            # 100 KB one of escapes (_unescape() is the bound there).
+            return _RFC9309_CHANGES.sub(_changed, path).encode()
+        if not _RFC9309_CHANGES.search(path):
+            return path.encode()
     return normalize_rfc9309(path.encode("utf-8", "surrogatepass"))
+
+
+def _changed(escape: re.Match[str]) -> str:
+    return _RFC9309_CHANGED[escape.group()]
+
+
+_SHORT_PATH = 256
 
 
 def normalize_1994(value: bytes) -> bytes:
@@ -468,6 +488,7 @@ class RuleSet:
     __slots__ = (
         "by_last_octet",
         "exact",
+        "has_special",
         "index",
         "parents",
         "patterns",
@@ -490,6 +511,8 @@ class RuleSet:
         self.by_last_octet: dict[int, _Wildcards] | None = None
         self.wildcards: _Wildcards | None = None
         self.index: WildcardIndex | None = None
+        # Whether any of the four tables above is set: best() skips them all.
+        self.has_special = bool(special)
         if len(special) > INDEX_ABOVE:
             self.index = _wildcard_index(special, shared, codes)
         elif special:
@@ -570,26 +593,23 @@ class RuleSet:
             while index >= 0 and not path.startswith(patterns[index]):
                 index = parents[index]
         best = self.values[index] if index >= 0 else -1
+        if not self.has_special:  # plain prefixes only (most files)
+            return best
         if self.exact is not None:
             best = max(best, self.exact.get(path, -1))
+        if len(path) > _LONG_PATH:
+            return self._best_long(path, text, best)
         # The two wildcard scans below are the same loop, written out twice:
         # this is the hot path of every request, and a shared helper costs a
         # call each (about 0.2 us).  Only the needles are read until one is
         # found: best first, the first full match decides, and on real files
         # nearly every wildcard could beat the plain match, so checking each
-        # one's value on the way would only slow the loop.  On a long path a
-        # missing literal costs a full scan, so a one-character search
-        # (memchr) rejects first.
-        long_path = len(path) > _LONG_PATH
+        # one's value on the way would only slow the loop.
         if self.by_last_octet is not None:
             tables = self.by_last_octet.get(path[-1])
             if tables is not None and tables[0][0] > best:
                 for index, needle in enumerate(tables[1]):
-                    if (
-                        (not long_path or needle[:1] in text)
-                        and needle in text
-                        and wildcard_match(path, tables[2][index])
-                    ):
+                    if needle in text and wildcard_match(path, tables[2][index]):
                         best = max(best, tables[0][index])
                         break
         if self.index is not None:
@@ -597,13 +617,39 @@ class RuleSet:
         tables = self.wildcards
         if tables is not None and tables[0][0] > best:
             for index, needle in enumerate(tables[1]):
-                if (
-                    (not long_path or needle[:1] in text)
-                    and needle in text
-                    and wildcard_match(path, tables[2][index])
-                ):
+                if needle in text and wildcard_match(path, tables[2][index]):
                     return max(best, tables[0][index])
         return best
+
+    def _best_long(self, path: bytes, text: str, best: int) -> int:
+        """The wildcard part of :meth:`best` for a path over ``_LONG_PATH``
+        bytes: the same scans, in a helper (a long path is rare)."""
+        if self.by_last_octet is not None:
+            tables = self.by_last_octet.get(path[-1])
+            if tables is not None and tables[0][0] > best:
+                best = max(best, _first_match_long(tables, path, text))
+        if self.index is not None:
+            return self.index.best(path, best, wildcard_match)
+        tables = self.wildcards
+        if tables is not None and tables[0][0] > best:
+            best = max(best, _first_match_long(tables, path, text))
+        return best
+
+
+def _first_match_long(tables: _Wildcards, path: bytes, text: str) -> int:
+    """The candidate of the first pattern of ``tables`` that matches, or -1.
+
+    On a long path a missing literal costs a full scan, so a one-character
+    search (memchr) rejects first.
+    """
+    for index, needle in enumerate(tables[1]):
+        if (
+            needle[:1] in text
+            and needle in text
+            and wildcard_match(path, tables[2][index])
+        ):
+            return tables[0][index]
+    return -1
 
 
 _LONG_PATH = 256
