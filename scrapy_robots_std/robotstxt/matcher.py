@@ -161,7 +161,7 @@ def path_rfc9309(path: str) -> bytes:
     if path.isascii():
         if "%" not in path:
             return path.encode()
-        if len(path) <= _SHORT_PATH:
+        if len(path) <= _LONG_PATH:
             # A callback per escape changed: fine on a short path, not on a
             # 100 KB one of escapes (_unescape() is the bound there).
             return _RFC9309_CHANGES.sub(_changed, path).encode()
@@ -172,9 +172,6 @@ def path_rfc9309(path: str) -> bytes:
 
 def _changed(escape: re.Match[str]) -> str:
     return _RFC9309_CHANGED[escape.group()]
-
-
-_SHORT_PATH = 256
 
 
 def normalize_1994(value: bytes) -> bytes:
