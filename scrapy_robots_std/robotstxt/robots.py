@@ -227,7 +227,7 @@ class RobotsTxt:
         if path == "/robots.txt":  # _matcher.is_robots_txt(), inlined
             return True
         best = rules.best(octets, path)
-        return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
+        return best < 0 or best >> _ALLOW_SHIFT & 1 == 1
 
     def decide(self, url: str, token: str) -> Decision:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
