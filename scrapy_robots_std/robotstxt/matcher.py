@@ -453,7 +453,8 @@ def _wildcards(
     patterns: list[bytes], needles: list[str], best: dict[bytes, int]
 ) -> _Wildcards:
     """The three parallel sequences of ``patterns`` (best first)."""
-    return array("q", map(best.__getitem__, patterns)), tuple(needles), tuple(patterns)
+    candidates = array("q", list(map(best.__getitem__, patterns)))
+    return candidates, tuple(needles), tuple(patterns)
 
 
 def _wildcards_at(
