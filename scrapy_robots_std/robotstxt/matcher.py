@@ -18,7 +18,8 @@ import re
 import sys
 from array import array
 from bisect import bisect_right
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import itemgetter, not_
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt.packed import Strings, pack, strings_size, take
@@ -85,6 +86,30 @@ _RFC9309_ESCAPES = _escape_table(_rfc9309_escape)
 _1994_ESCAPES = _escape_table(_1994_escape)
 
 
+def _changes_re(table: dict[bytes, bytes]) -> re.Pattern[str]:
+    """Finds an escape that ``table`` changes, as text: ``%`` and a pair of
+    digits, grouped by the first digit (one character class each)."""
+    seconds: dict[str, str] = {}
+    for digits, form in table.items():
+        if form != b"%" + digits:
+            first, second = digits[:1].decode(), digits[1:].decode()
+            seconds[first] = seconds.get(first, "") + second
+    branches = "|".join(f"{first}[{rest}]" for first, rest in sorted(seconds.items()))
+    return re.compile(f"%(?:{branches})")
+
+
+# Most escaped URLs are already canonical (upper-case hex, no unreserved
+# character escaped): one regex search tells, where _unescape() takes a
+# split, a lookup per escape and a join.
+_RFC9309_CHANGES = _changes_re(_RFC9309_ESCAPES)
+# What _RFC9309_CHANGES finds becomes, as text ("%7e" -> "~", "%2f" -> "%2F").
+_RFC9309_CHANGED = {
+    f"%{digits.decode()}": form.decode()
+    for digits, form in _RFC9309_ESCAPES.items()
+    if form != b"%" + digits
+}
+
+
 def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
     """Every ``%xx`` of ``value`` replaced as ``table`` says, others kept.
 
@@ -133,9 +158,20 @@ def normalize_rfc9309(value: bytes) -> bytes:
 
 
 def path_rfc9309(path: str) -> bytes:
-    if "%" not in path and path.isascii():
-        return path.encode()
+    if path.isascii():
+        if "%" not in path:
+            return path.encode()
+        if len(path) <= _LONG_PATH:
+            # A callback per escape changed: fine on a short path, not on a
+            # 100 KB one of escapes (_unescape() is the bound there).
+            return _RFC9309_CHANGES.sub(_changed, path).encode()
+        if not _RFC9309_CHANGES.search(path):
+            return path.encode()
     return normalize_rfc9309(path.encode("utf-8", "surrogatepass"))
+
+
+def _changed(escape: re.Match[str]) -> str:
+    return _RFC9309_CHANGED[escape.group()]
 
 
 def normalize_1994(value: bytes) -> bytes:
@@ -289,10 +325,12 @@ class PatternTable:
             return written[index]
         return self.pattern(self.ids[index])
 
-    def plain_parents(self) -> array[int]:
+    def plain_parents(self, walk: Sequence[bytes] | None = None) -> array[int]:
+        """The parent links of ``plain``, built once (``walk``: ``plain`` as a
+        list, when the caller holds one)."""
         parents = self._parents
         if parents is None:
-            parents = self._parents = _parents_array(self.plain)
+            parents = self._parents = _parents_array(self.plain, walk)
         return parents
 
     def size(self) -> int:
@@ -323,10 +361,13 @@ class PatternTable:
         )
 
 
-def _parents_array(patterns: Strings) -> array[int]:
+def _parents_array(
+    patterns: Strings, walk: Sequence[bytes] | None = None
+) -> array[int]:
     typecode = "h" if len(patterns) < 0x8000 else "i"
-    # A list to walk: indexing a Packed is a Python call per pattern.
-    found = patterns if isinstance(patterns, tuple) else list(patterns)
+    # A list to walk (``walk`` when given): indexing a Packed is a Python
+    # call per pattern.
+    found = walk if walk is not None else _listed(patterns)
     # nested[i]: pattern i + 1 starts with pattern i.  When a pattern starts
     # with another, the one sorted just after that prefix starts with it too
     # (everything sorted between the two shares it): with no pattern nested
@@ -337,22 +378,30 @@ def _parents_array(patterns: Strings) -> array[int]:
     return array(typecode, _parents(found, nested))
 
 
+def _listed(patterns: Strings) -> Sequence[bytes]:
+    """``patterns`` as a tuple or list (indexing a Packed is a Python call)."""
+    return patterns if isinstance(patterns, tuple) else list(patterns)
+
+
 def _prefix_tables(
     best_of: dict[bytes, int], shared: PatternTable | None
 ) -> tuple[Strings, array[int], array[int]]:
     """Sorted patterns, their values, and the index of each one's longest prefix."""
     if not best_of:
         return (), _NO_VALUES, _NO_PARENTS
+    # ``order``: the patterns as a list (a Packed is read once).
     if shared is not None and len(best_of) == len(shared.plain):
         # Every plain prefix of the file (they come from it): share the tables.
         patterns = shared.plain
-        parents = shared.plain_parents()
+        order = _listed(patterns)
+        parents = shared.plain_parents(order)
     else:
-        patterns = pack(sorted(best_of))
-        parents = _parents_array(patterns)
+        order = sorted(best_of)
+        patterns = pack(order)
+        parents = _parents_array(patterns, order)
     # Arrays, not lists of int objects: a crawl keeps thousands of these.
-    order = patterns if isinstance(patterns, tuple) else list(patterns)
-    return patterns, array("q", map(best_of.__getitem__, order)), parents
+    # (From a list: an array reads a list faster than an iterator.)
+    return patterns, array("q", list(map(best_of.__getitem__, order))), parents
 
 
 class PrefixIndex:
@@ -400,12 +449,23 @@ def best_of(patterns: list[bytes], candidates: list[int]) -> dict[bytes, int]:
     return found
 
 
-def _wildcards(entries: list[tuple[int, str, bytes]]) -> _Wildcards:
-    entries.sort(reverse=True)  # candidates are distinct: never compares further
-    return (
-        array("q", [entry[0] for entry in entries]),
-        tuple(entry[1] for entry in entries),
-        tuple(entry[2] for entry in entries),
+def _wildcards(
+    patterns: list[bytes], needles: list[str], best: dict[bytes, int]
+) -> _Wildcards:
+    """The three parallel sequences of ``patterns`` (best first)."""
+    candidates = array("q", list(map(best.__getitem__, patterns)))
+    return candidates, tuple(needles), tuple(patterns)
+
+
+def _wildcards_at(
+    positions: list[int],
+    patterns: list[bytes],
+    needles: list[str],
+    best: dict[bytes, int],
+) -> _Wildcards:
+    """:func:`_wildcards` of the patterns at ``positions`` only."""
+    return _wildcards(
+        [patterns[at] for at in positions], [needles[at] for at in positions], best
     )
 
 
@@ -426,6 +486,7 @@ class RuleSet:
     __slots__ = (
         "by_last_octet",
         "exact",
+        "has_special",
         "index",
         "parents",
         "patterns",
@@ -448,6 +509,8 @@ class RuleSet:
         self.by_last_octet: dict[int, _Wildcards] | None = None
         self.wildcards: _Wildcards | None = None
         self.index: WildcardIndex | None = None
+        # Whether any of the four tables above is set: best() skips them all.
+        self.has_special = bool(special)
         if len(special) > INDEX_ABOVE:
             self.index = _wildcard_index(special, shared, codes)
         elif special:
@@ -468,34 +531,53 @@ class RuleSet:
             size += sys.getsizeof(candidates) + sys.getsizeof(needles)
             size += sys.getsizeof(patterns) + sum(map(sys.getsizeof, needles))
             size += 120  # the dict entry and the tuple of three
+            if table is None:  # the patterns are not the table's: ours
+                size += sum(map(sys.getsizeof, patterns))
         if self.index is not None:
             size += self.index.size()
         return size
 
     def _file_special(self, best: dict[bytes, int]) -> None:
-        exact: dict[bytes, int] = {}
-        by_last_octet: dict[int, list[tuple[int, str, bytes]]] = {}
-        wildcards: list[tuple[int, str, bytes]] = []
-        for pattern, value in best.items():
-            anchored = pattern.endswith(b"$")
-            if pattern.find(b"*") < 0:
-                if anchored:
-                    exact[pattern[:-1]] = value
-                continue
-            segments = (pattern[:-1] if anchored else pattern).split(b"*")
-            # The needle is text: "in" on bytes first tries the needle as an int.
-            entry = (value, max(segments, key=len).decode("latin-1"), pattern)
-            if anchored and segments[-1]:
-                by_last_octet.setdefault(segments[-1][-1], []).append(entry)
+        # Best candidate first (they are distinct): each table keeps that order.
+        order = sorted(best, key=best.__getitem__, reverse=True)
+        # count(), not "in": "in" on bytes first tries the needle as an int.
+        starred = list(map(bool, map(bytes.count, order, repeat(b"*"))))
+        if False in starred:
+            # Without "*" a special pattern ends with "$": an exact path.
+            self.exact = {
+                pattern[:-1]: best[pattern]
+                for pattern in compress(order, map(not_, starred))
+            }
+        if True in starred:
+            self._file_wildcards(list(compress(order, starred)), best)
+
+    def _file_wildcards(self, patterns: list[bytes], best: dict[bytes, int]) -> None:
+        """File the wildcard ``patterns`` (best first): those ending in ``$``
+        after a literal by that literal's last octet, the others apart."""
+        # The needle is text: "in" on bytes first tries the needle as an int.
+        # Latin-1 keeps every octet as one character: the same pieces.
+        texts = b"\n".join(patterns).decode("latin-1")
+        needles = [
+            max(text.removesuffix("$").split("*"), key=len)
+            for text in texts.split("\n")
+        ]
+        if f"{texts}\n".find("$\n") < 0:  # none ends with "$" (most files)
+            self.wildcards = _wildcards(patterns, needles, best)
+            return
+        by_last_octet: dict[int, list[int]] = {}
+        others: list[int] = []
+        for position, pattern in enumerate(patterns):
+            if pattern[-1] == 0x24 and pattern[-2] != 0x2A:  # "$" after a literal
+                by_last_octet.setdefault(pattern[-2], []).append(position)
             else:
-                wildcards.append(entry)
-        self.exact = exact or None
+                others.append(position)
         if by_last_octet:
             self.by_last_octet = {
-                octet: _wildcards(entries) for octet, entries in by_last_octet.items()
+                octet: _wildcards_at(found, patterns, needles, best)
+                for octet, found in by_last_octet.items()
             }
-        if wildcards:
-            self.wildcards = _wildcards(wildcards)
+        if others:
+            self.wildcards = _wildcards_at(others, patterns, needles, best)
 
     def best(self, path: bytes, text: str) -> int:
         """The deciding candidate for ``path``, or -1 when no rule matches.
@@ -509,26 +591,23 @@ class RuleSet:
             while index >= 0 and not path.startswith(patterns[index]):
                 index = parents[index]
         best = self.values[index] if index >= 0 else -1
+        if not self.has_special:  # plain prefixes only (most files)
+            return best
         if self.exact is not None:
             best = max(best, self.exact.get(path, -1))
+        if len(path) > _LONG_PATH:
+            return self._best_long(path, text, best)
         # The two wildcard scans below are the same loop, written out twice:
         # this is the hot path of every request, and a shared helper costs a
         # call each (about 0.2 us).  Only the needles are read until one is
         # found: best first, the first full match decides, and on real files
         # nearly every wildcard could beat the plain match, so checking each
-        # one's value on the way would only slow the loop.  On a long path a
-        # missing literal costs a full scan, so a one-character search
-        # (memchr) rejects first.
-        long_path = len(path) > _LONG_PATH
+        # one's value on the way would only slow the loop.
         if self.by_last_octet is not None:
             tables = self.by_last_octet.get(path[-1])
             if tables is not None and tables[0][0] > best:
                 for index, needle in enumerate(tables[1]):
-                    if (
-                        (not long_path or needle[:1] in text)
-                        and needle in text
-                        and wildcard_match(path, tables[2][index])
-                    ):
+                    if needle in text and wildcard_match(path, tables[2][index]):
                         best = max(best, tables[0][index])
                         break
         if self.index is not None:
@@ -536,13 +615,39 @@ class RuleSet:
         tables = self.wildcards
         if tables is not None and tables[0][0] > best:
             for index, needle in enumerate(tables[1]):
-                if (
-                    (not long_path or needle[:1] in text)
-                    and needle in text
-                    and wildcard_match(path, tables[2][index])
-                ):
+                if needle in text and wildcard_match(path, tables[2][index]):
                     return max(best, tables[0][index])
         return best
+
+    def _best_long(self, path: bytes, text: str, best: int) -> int:
+        """The wildcard part of :meth:`best` for a path over ``_LONG_PATH``
+        bytes: the same scans, in a helper (a long path is rare)."""
+        if self.by_last_octet is not None:
+            tables = self.by_last_octet.get(path[-1])
+            if tables is not None and tables[0][0] > best:
+                best = max(best, _first_match_long(tables, path, text))
+        if self.index is not None:
+            return self.index.best(path, best, wildcard_match)
+        tables = self.wildcards
+        if tables is not None and tables[0][0] > best:
+            best = max(best, _first_match_long(tables, path, text))
+        return best
+
+
+def _first_match_long(tables: _Wildcards, path: bytes, text: str) -> int:
+    """The candidate of the first pattern of ``tables`` that matches, or -1.
+
+    On a long path a missing literal costs a full scan, so a one-character
+    search (memchr) rejects first.
+    """
+    for index, needle in enumerate(tables[1]):
+        if (
+            needle[:1] in text
+            and needle in text
+            and wildcard_match(path, tables[2][index])
+        ):
+            return tables[0][index]
+    return -1
 
 
 _LONG_PATH = 256

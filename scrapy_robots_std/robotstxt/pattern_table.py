@@ -49,7 +49,7 @@ def pattern_table(
     distinct.pop(b"", None)
     other = []
     if special:
-        specials = _special_patterns(b"\n".join(distinct))
+        specials = special_patterns(b"\n".join(distinct))
         other = list(filter(specials.__contains__, distinct))
         plain = sorted(filterfalse(specials.__contains__, distinct))
     else:
@@ -64,7 +64,7 @@ def pattern_table(
     return table, values
 
 
-def _special_patterns(blob: bytes) -> set[bytes]:
+def special_patterns(blob: bytes) -> set[bytes]:
     """The lines of ``blob`` that hold a ``*`` or end with ``$``.
 
     Real files have a few: each is found with ``bytes.find`` from its mark,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING
 
+from scrapy_robots_std.robotstxt import compile as _compile
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
 from scrapy_robots_std.robotstxt import usage as _usage
@@ -226,7 +227,7 @@ class RobotsTxt:
         if path == "/robots.txt":  # _matcher.is_robots_txt(), inlined
             return True
         best = rules.best(octets, path)
-        return best < 0 or bool(best >> _ALLOW_SHIFT & 1)
+        return best < 0 or best >> _ALLOW_SHIFT & 1 == 1
 
     def decide(self, url: str, token: str) -> Decision:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
@@ -439,10 +440,14 @@ class RobotsTxt:
         # An agent's name is a lower-cased ASCII prefix of its value, so a name
         # absent from the lower-cased text is nobody's: only the global groups
         # (an agent "*") are looked for, and only in groups that hold a "*".
+        # The same test per group first: only the groups that hold the name's
+        # letters are read agent by agent.
         if name in text.lower():
-            names = [set(map(name_of, found.split("\n"))) for found in texts]
             chosen = tuple(
-                number for number, found in enumerate(names) if name in found
+                number
+                for number, found in enumerate(texts)
+                if name in found.lower()
+                and name in set(map(name_of, found.split("\n")))
             )
             if chosen:
                 return chosen
@@ -454,6 +459,12 @@ class RobotsTxt:
 
     def _compile_rfc9309(self, numbers: tuple[int, ...]) -> _Compiled:
         parsed = self._parsed
+        values = parsed.rule_values
+        if isinstance(values, bytes):
+            # Before the file's table exists: small groups need none.
+            small = _compile.small_ruleset(parsed, numbers, values)
+            if small is not None:
+                return _Compiled(numbers, small)
         bounds = parsed.group_bounds
         table, every = self._table_and_patterns()
         rules = parsed.rules

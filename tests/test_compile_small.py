@@ -1,0 +1,104 @@
+"""The small-group compile (robotstxt/compile.py): same answers, table built only when asked."""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+import pytest
+
+from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std.robotstxt import compile as small
+from scrapy_robots_std.robotstxt.matcher import INDEX_ABOVE, PatternTable
+
+BODY = b"""User-agent: *
+Disallow: /private/
+Allow: /private/index.html
+Disallow: /*.pdf$
+Disallow: /*?sessionid=
+Disallow: /%7euser/
+Disallow: /caf\xc3\xa9/
+Disallow: /exact$
+Disallow: /private/
+Disallow:
+"""
+PATHS = [
+    "/",
+    "/private/",
+    "/private/x",
+    "/private/index.html",
+    "/a.pdf",
+    "/a.pdf?x",
+    "/x?sessionid=1",
+    "/~user/",
+    "/%7Euser/a",
+    "/caf%C3%A9/",
+    "/café/",
+    "/exact",
+    "/exact/",
+]
+
+
+def _answers(parsed: RobotsTxt) -> list[str]:
+    return [str(parsed.decide("https://e.com" + path, "Bot")) for path in PATHS]
+
+
+def test_the_first_check_of_a_small_group_builds_no_table():
+    parsed = RobotsTxt.parse(BODY)
+    assert not parsed.allowed("https://e.com/private/x", "Bot")
+    assert isinstance(parsed._parsed.rule_values, bytes)
+
+
+def test_the_same_answers_as_after_the_table_and_the_rule_as_written():
+    fast = RobotsTxt.parse(BODY)
+    fast.allowed("https://e.com/", "Bot")  # compiled without the table
+    general = RobotsTxt.parse(BODY)
+    general._table()  # the table first: the general path
+    general.allowed("https://e.com/", "Bot")
+    assert isinstance(general._parsed.rule_values, PatternTable)
+    assert _answers(fast) == _answers(general)
+    decision = fast.decide("https://e.com/~user/", "Bot")
+    assert str(decision.rule) == "line 6 Disallow: /%7euser/"
+
+
+@pytest.mark.parametrize(
+    ("rules", "small_path"),
+    [
+        (small.SMALL_GROUP, True),
+        (small.SMALL_GROUP + 1, False),
+    ],
+)
+def test_large_groups_keep_the_general_path(rules, small_path):
+    body = b"User-agent: *\n" + b"".join(
+        b"Disallow: /p%d/\n" % number for number in range(rules)
+    )
+    parsed = RobotsTxt.parse(body)
+    parsed.allowed("https://e.com/x", "Bot")
+    assert isinstance(parsed._parsed.rule_values, bytes) is small_path
+
+
+def test_many_wildcards_keep_the_general_path():
+    body = b"User-agent: *\n" + b"".join(
+        b"Disallow: /*p%d/\n" % number for number in range(INDEX_ABOVE + 1)
+    )
+    parsed = RobotsTxt.parse(body)
+    assert not parsed.allowed("https://e.com/x/p7/", "Bot")
+    assert isinstance(parsed._parsed.rule_values, PatternTable)
+
+
+def test_memory_bytes_counts_what_the_small_path_keeps():
+    body = BODY + b"".join(b"Disallow: /*w%d*x$\n" % n for n in range(200))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        copy = bytes(bytearray(body))
+        base = tracemalloc.get_traced_memory()[0] - len(copy)
+        parsed = RobotsTxt.parse(copy)
+        del copy
+        parsed.allowed("https://e.com/x", "Bot")
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert isinstance(parsed._parsed.rule_values, bytes)
+    assert kept <= parsed.memory_bytes() <= kept * 1.5 + 4_096
