@@ -77,6 +77,24 @@ def test_large_groups_keep_the_general_path(rules, small_path):
     assert isinstance(parsed._parsed.rule_values, bytes) is small_path
 
 
+@pytest.mark.parametrize(
+    ("length", "small_path"),
+    [
+        (small.SMALL_GROUP_BYTES // 4, True),
+        (small.SMALL_GROUP_BYTES // 4 + 1, False),
+    ],
+)
+def test_long_patterns_keep_the_general_path(length, small_path):
+    # Four patterns: the small path would keep its own copy of their bytes
+    # beside the parsed values (a 500 KiB file would keep twice that).
+    patterns = [b"/%d" % n + b"*a" * (length // 2) for n in range(4)]
+    patterns = [pattern[:length] for pattern in patterns]
+    body = b"User-agent: *\n" + b"".join(b"Disallow: " + p + b"\n" for p in patterns)
+    parsed = RobotsTxt.parse(body)
+    assert not parsed.allowed("https://e.com/1" + "a" * length, "Bot")
+    assert isinstance(parsed._parsed.rule_values, bytes) is small_path
+
+
 def test_many_wildcards_keep_the_general_path():
     body = b"User-agent: *\n" + b"".join(
         b"Disallow: /*p%d/\n" % number for number in range(INDEX_ABOVE + 1)

@@ -5,9 +5,10 @@ path (``RobotsTxt._compile_rfc9309``) first builds the whole file's
 :class:`~scrapy_robots_std.robotstxt.matcher.PatternTable` (every rule of every
 group normalized, deduplicated and sorted), which cost more than compiling the
 token's own few dozen rules.  For groups of at most :data:`SMALL_GROUP` rules
-and at most ``INDEX_ABOVE`` special patterns, this module slices the groups'
-values out of the parsed bytes and compiles only them; the table is built later
-if something needs it (the rule text of a ``Decision``).
+(and :data:`SMALL_GROUP_BYTES` of patterns) and at most ``INDEX_ABOVE`` special
+patterns, this module slices the groups' values out of the parsed bytes and
+compiles only them; the table is built later if something needs it (the rule
+text of a ``Decision``).
 
 Larger groups keep the general path: their ``RuleSet`` shares the table's
 packed patterns and its ``WildcardIndex`` refers to rules by index, which is
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
 #: Up to this many rules the token's patterns are kept in tuples of their
 #: own (as ``pack`` keeps them): past it, the general path and its tables.
 SMALL_GROUP = PACK_ABOVE
+#: Up to this many bytes of patterns, too.  This path keeps its own copies
+#: beside the parsed values, which the general path's table replaces: 31
+#: patterns of 16 KB made a 500 KiB file keep 1 MB here, twice its 500 KB.
+SMALL_GROUP_BYTES = 64 * 1024
 
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
 _PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
@@ -44,7 +49,7 @@ def small_ruleset(
     parsed: Parsed, numbers: tuple[int, ...], blob: bytes
 ) -> _matcher.RuleSet | None:
     """The rules of groups ``numbers`` compiled from ``blob``, the file's rule
-    values as parsed; None when they are too many for this path."""
+    values as parsed; None when they are too many, or too long, for this path."""
     bounds = parsed.group_bounds
     if len(numbers) == 1:  # most files: one run of rules, sliced
         start, end = bounds[3 * numbers[0] + 1], bounds[3 * numbers[0] + 2]
@@ -52,6 +57,8 @@ def small_ruleset(
             return None
         # Split only as far as the last rule wanted: the rest stays one piece.
         values = blob.split(b"\n", end)[start:end]
+        if sum(map(len, values)) > SMALL_GROUP_BYTES:
+            return None
         return _ruleset(values, parsed.rules[start:end], range(start, end))
     spans = [
         range(bounds[3 * number + 1], bounds[3 * number + 2]) for number in numbers
@@ -60,8 +67,11 @@ def small_ruleset(
         return None
     indexes = [index for span in spans for index in span]
     every = blob.split(b"\n", max(span.stop for span in spans))
+    values = list(map(every.__getitem__, indexes))
+    if sum(map(len, values)) > SMALL_GROUP_BYTES:
+        return None
     codes = list(map(parsed.rules.__getitem__, indexes))
-    return _ruleset(list(map(every.__getitem__, indexes)), codes, indexes)
+    return _ruleset(values, codes, indexes)
 
 
 def _ruleset(
