@@ -9,9 +9,11 @@ process-wide, and that tokens compile once.
 from __future__ import annotations
 
 import gc
+import random
 import re
 import sys
 import tracemalloc
+from array import array
 from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
@@ -27,6 +29,7 @@ from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import matcher, parser, robots
+from scrapy_robots_std.robotstxt import wildcards as wildcard_index
 
 # The shapes live with the benchmark that reports on them (one home).
 _ROOT = str(Path(__file__).resolve().parents[1])
@@ -134,7 +137,11 @@ def _body(rules: list[tuple[bool, str]]) -> bytes:
 def test_the_wildcard_index_answers_like_the_scans(rules, paths):
     body = _body(rules)
     scanned = RobotsTxt.parse(body)
-    with mock.patch.object(matcher, "INDEX_ABOVE", 0):
+    # Every index, and every key width in it, with its filter of codes.
+    with (
+        mock.patch.object(matcher, "INDEX_ABOVE", 0),
+        mock.patch.object(wildcard_index, "FILTER_ABOVE", 0),
+    ):
         indexed = RobotsTxt.parse(body)
         for path in paths:
             want = scanned.decide(url(path), "FooBot")
@@ -143,6 +150,26 @@ def test_the_wildcard_index_answers_like_the_scans(rules, paths):
         if any("*" in pattern or "$" in pattern for _, pattern in rules):
             assert indexed._last.rules is not None
             assert indexed._last.rules.index is not None
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4])
+def test_the_filter_of_codes_finds_what_the_set_finds(width):
+    rng = random.Random(width)
+    alphabet = b"abcdefghij/-.%"
+    keys = {bytes(rng.choices(alphabet, k=width)) for _ in range(6_000)}
+    # Codes as the index reads them (a 3-byte key padded to 4 bytes).
+    codes = array(
+        {1: "B", 2: "H", 3: "I", 4: "I"}[width],
+        sorted(
+            int.from_bytes(key + b"\x00" if width == 3 else key, sys.byteorder)
+            for key in keys
+        ),
+    )
+    bits = wildcard_index.code_filter(codes)
+    for size in (1, 5, 200, 2_000):
+        path = b"/" + bytes(rng.choices(alphabet + b"xyz", k=size))
+        want = wildcard_index.present_codes(path, width, codes)
+        assert wildcard_index.present_codes(path, width, codes, bits) == want
 
 
 @settings(max_examples=300, deadline=None)
