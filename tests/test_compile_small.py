@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
-
 import pytest
+from test_hostile_bounds import kept_after_a_check
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import compile as small
@@ -106,17 +104,6 @@ def test_many_wildcards_keep_the_general_path():
 
 def test_memory_bytes_counts_what_the_small_path_keeps():
     body = BODY + b"".join(b"Disallow: /*w%d*x$\n" % n for n in range(200))
-    gc.collect()
-    tracemalloc.start()
-    try:
-        copy = bytes(bytearray(body))
-        base = tracemalloc.get_traced_memory()[0] - len(copy)
-        parsed = RobotsTxt.parse(copy)
-        del copy
-        parsed.allowed("https://e.com/x", "Bot")
-        gc.collect()
-        kept = tracemalloc.get_traced_memory()[0] - base
-    finally:
-        tracemalloc.stop()
+    kept, parsed = kept_after_a_check(body, "Bot")
     assert isinstance(parsed._parsed.rule_values, bytes)
     assert kept <= parsed.memory_bytes() <= kept * 1.5 + 4_096

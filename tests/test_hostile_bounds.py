@@ -79,10 +79,9 @@ def test_a_check_tries_few_of_18000_wildcard_rules(wildcards, size):
     assert tries[0] < (1_000 if size == 2_000 else 5_000), tries[0]
 
 
-def test_a_long_pattern_longer_than_the_path_is_not_tried_piece_by_piece():
-    pattern = b"/" + b"*a" * 8_000 + b"*b"
-    path = b"/b" + b"a" * 1_998
-    calls = []
+def _counting_finds(path: bytes) -> tuple[bytes, list[tuple[object, ...]]]:
+    """``path`` as bytes that record each ``find`` call, and that record."""
+    calls: list[tuple[object, ...]] = []
     real_find = bytes.find
 
     class Path(bytes):
@@ -90,22 +89,21 @@ def test_a_long_pattern_longer_than_the_path_is_not_tried_piece_by_piece():
             calls.append(args)
             return real_find(self, *args)
 
-    assert matcher.wildcard_match(Path(path), pattern) is False
+    return Path(path), calls
+
+
+def test_a_long_pattern_longer_than_the_path_is_not_tried_piece_by_piece():
+    pattern = b"/" + b"*a" * 8_000 + b"*b"
+    path, calls = _counting_finds(b"/b" + b"a" * 1_998)
+    assert matcher.wildcard_match(path, pattern) is False
     assert not calls  # rejected on length alone
 
 
 def test_pieces_past_the_tail_stop_the_match_early():
     pattern = b"/" + b"*a" * 500 + b"*b"
-    calls = []
-    real_find = bytes.find
-
-    class Path(bytes):
-        def find(self, *args):  # type: ignore[override]
-            calls.append(args)
-            return real_find(self, *args)
-
+    path, calls = _counting_finds(b"/b" + b"a" * 5_000)
     # "b" occurs only before the a's: the first "a" placed is past it.
-    assert matcher.wildcard_match(Path(b"/b" + b"a" * 5_000), pattern) is False
+    assert matcher.wildcard_match(path, pattern) is False
     assert len(calls) <= 1
 
 
@@ -231,7 +229,7 @@ def test_normalisation_agrees_with_the_regex_it_replaced(value):
 # -- memory ---------------------------------------------------------------------------------
 
 
-def _kept(body: bytes, token: str) -> tuple[int, RobotsTxt]:
+def kept_after_a_check(body: bytes, token: str) -> tuple[int, RobotsTxt]:
     gc.collect()
     tracemalloc.start()
     try:
@@ -249,7 +247,7 @@ def _kept(body: bytes, token: str) -> tuple[int, RobotsTxt]:
 @pytest.mark.parametrize("key", ["wildcards", "short", "long", "groups", "agents"])
 def test_a_hostile_500_kib_file_keeps_at_most_1_mib(key):
     shape = SHAPES_BY_KEY[key]
-    kept, _ = _kept(shape.body(), shape.token)
+    kept, _ = kept_after_a_check(shape.body(), shape.token)
     assert kept <= MIB, f"{key}: {kept:,} bytes"
 
 
@@ -267,7 +265,7 @@ def test_a_hostile_500_kib_file_keeps_at_most_1_mib(key):
 )
 def test_memory_bytes_is_an_upper_bound_close_to_tracemalloc(key, token):
     body = ordinary() if key == "ordinary" else SHAPES_BY_KEY[key].body()
-    kept, parsed = _kept(body, token)
+    kept, parsed = kept_after_a_check(body, token)
     estimate = parsed.memory_bytes()
     assert kept <= estimate <= kept * 1.5 + 4_096, (kept, estimate)
 

@@ -81,27 +81,36 @@ def _ruleset(
     if not joined.isascii() or joined.find(b"%") >= 0:
         values = list(map(_matcher.normalize_rfc9309, values))
         joined = b"\n".join(values)
-    # An empty pattern matches with priority 0: it never decides.
-    if b"" in values:
-        keep = list(map(bool, values))
+    values, _, candidates = rule_candidates(values, codes, indexes)
+    best = _matcher.best_of(values, candidates)
+    special = _pop_special(best, joined)
+    if joined.find(b"/index.htm") >= 0:
+        add_index_directories(values, candidates, special)
+    if len(special) > _matcher.INDEX_ABOVE:
+        return None  # a WildcardIndex: the general path's, on the file's table
+    return _matcher.RuleSet(best, special)
+
+
+def rule_candidates(
+    patterns: list[bytes], codes: Sequence[int], indexes: Sequence[int]
+) -> tuple[list[bytes], Sequence[int], list[int]]:
+    """The rules' patterns, indexes and candidates, empty patterns left out
+    (one matches with priority 0: it never decides).  ``codes``: the rules'
+    packed codes (``Parsed.rules``); both compile paths share this."""
+    if b"" in patterns:
+        keep = list(map(bool, patterns))
         indexes = list(compress(indexes, keep))
         codes = list(compress(codes, keep))
-        values = list(compress(values, keep))
+        patterns = list(compress(patterns, keep))
     # _matcher.candidate() inlined: this runs for every rule of the group.
     candidates = [
         len(pattern) << _PRIORITY_SHIFT
         | (code & 1) << _ALLOW_SHIFT
         | (_LINE_MAX - (code >> _LINE_SHIFT)) << _INDEX_BITS
         | index
-        for pattern, code, index in zip(values, codes, indexes, strict=True)
+        for pattern, code, index in zip(patterns, codes, indexes, strict=True)
     ]
-    best = _matcher.best_of(values, candidates)
-    special = _pop_special(best, joined)
-    if joined.find(b"/index.htm") >= 0:
-        _add_index_directories(values, candidates, special)
-    if len(special) > _matcher.INDEX_ABOVE:
-        return None  # a WildcardIndex: the general path's, on the file's table
-    return _matcher.RuleSet(best, special)
+    return patterns, indexes, candidates
 
 
 def _pop_special(best: dict[bytes, int], joined: bytes) -> dict[bytes, int]:
@@ -118,7 +127,7 @@ def _pop_special(best: dict[bytes, int], joined: bytes) -> dict[bytes, int]:
     return {pattern: best.pop(pattern) for pattern in found}
 
 
-def _add_index_directories(
+def add_index_directories(
     values: list[bytes], candidates: list[int], special: dict[bytes, int]
 ) -> None:
     """``/dir/index.html`` allowed also allows ``/dir/`` (the reference's

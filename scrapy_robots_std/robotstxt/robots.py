@@ -33,9 +33,6 @@ REASON_ROBOTS_TXT = "robots-txt"
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
 _LINE_SHIFT = _parser.LINE_SHIFT
-_PRIORITY_SHIFT = _matcher.PRIORITY_SHIFT
-_INDEX_BITS = _matcher.INDEX_BITS
-_LINE_MAX = _matcher.LINE_MAX
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 
 
@@ -485,20 +482,7 @@ class RobotsTxt:
             mine = [every[index] for index in indexes] if every is not None else None
         if mine is None:
             mine = table.patterns_at(list(indexes))
-        # An empty pattern matches with priority 0: it never decides.
-        if b"" in mine:
-            keep = list(map(bool, mine))
-            indexes = list(compress(indexes, keep))
-            codes = list(compress(codes, keep))
-            mine = list(compress(mine, keep))
-        # _matcher.candidate() inlined: this runs for every rule of the group.
-        candidates = [
-            len(pattern) << _PRIORITY_SHIFT
-            | (code & 1) << _ALLOW_SHIFT
-            | (_LINE_MAX - (code >> _LINE_SHIFT)) << _INDEX_BITS
-            | index
-            for pattern, code, index in zip(mine, codes, indexes, strict=True)
-        ]
+        mine, indexes, candidates = _compile.rule_candidates(mine, codes, indexes)
         # The table knows which patterns are plain prefixes: the first ones.
         other_table = table.other
         if not other_table or (len(other_table) == 1 and other_table[0] == b""):
@@ -515,19 +499,9 @@ class RobotsTxt:
             is_other = [not flag for flag in is_plain]
             other = list(compress(mine, is_other))
             other_candidates = list(compress(candidates, is_other))
-        if b"\n".join(mine).find(b"/index.htm") >= 0:
-            for pattern, value in zip(mine, candidates, strict=True):
-                if pattern.find(b"/index.htm") < 0:
-                    continue
-                directory = _matcher.index_html_directory(pattern)
-                if directory is not None and _matcher.candidate_allows(value):
-                    index = _matcher.candidate_index(value)
-                    other.append(directory)
-                    line = parsed.line(index)
-                    other_candidates.append(
-                        _matcher.candidate(len(directory), 1, line, index)
-                    )
         special = _matcher.best_of(other, other_candidates)
+        if b"\n".join(mine).find(b"/index.htm") >= 0:
+            _compile.add_index_directories(mine, candidates, special)
         ruleset = _matcher.RuleSet(plain, special, table, parsed.rules)
         return _Compiled(numbers, ruleset, None, table)
 
