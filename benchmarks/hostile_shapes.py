@@ -7,6 +7,7 @@ Every body is deterministic (seeded), so figures compare across runs.
 
 from __future__ import annotations
 
+import itertools
 import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -103,6 +104,41 @@ def many_agents(limit: int = LIMIT) -> bytes:
     return _fill("", line, limit)
 
 
+def shared_piece(limit: int = LIMIT) -> bytes:
+    """Rules that all share their longest piece, the key an index of longest
+    pieces would file every one of them under."""
+    pieces = [a + b + c for a in _LETTERS for b in _LETTERS for c in _LETTERS]
+    random.Random(20).shuffle(pieces)
+
+    def line(n: int) -> str:
+        return f"Disallow: /*{SHARED}*{pieces[n % len(pieces)]}"
+
+    return _fill("User-agent: *\n", line, limit)
+
+
+SHARED = "robotsrobots"
+
+
+def ordered_letters(limit: int = LIMIT) -> bytes:
+    """``/*a*b*c*d`` for letters in increasing order: every piece is common, so
+    no key is rare, and a path holding them in decreasing order matches none."""
+    combos = itertools.combinations(_LETTERS, 4)
+
+    def line(n: int) -> str:
+        return "Disallow: /*" + "*".join(next(combos))
+
+    return _fill("User-agent: *\n", line, limit)
+
+
+def many_pieces(limit: int = LIMIT) -> bytes:
+    """Rules of 1,000 pieces and more, each placed one by one before it fails."""
+
+    def line(n: int) -> str:
+        return "Disallow: /" + "*a" * (1_000 + n) + "*b"
+
+    return _fill("User-agent: *\n", line, limit)
+
+
 def ordinary() -> bytes:
     """A typical file: a few groups, prefixes, a handful of wildcards."""
     lines = ["User-agent: *"]
@@ -143,12 +179,37 @@ def _b_then_a(size: int) -> str:
     return "/b" + "a" * (size - 2)
 
 
+def _letters_then_shared(size: int) -> str:
+    """Thousands of 3-letter pieces, then the shared piece: every piece found
+    is found before it."""
+    return _letters_path(size - len(SHARED)) + SHARED
+
+
+def _letters_decreasing(size: int) -> str:
+    head = "/" + _LETTERS[::-1]
+    return head + "-" * (size - len(head))
+
+
+def _a_then_b(size: int) -> str:
+    return "/" + "a" * 999 + "b" + "a" * (size - 1_001)
+
+
 SHAPES = (
     Shape("wildcards", "~18,000 wildcard rules", many_wildcards, _letters_path),
     Shape("short", "~48,000 tiny wildcard rules", short_wildcards, _upper_path),
     Shape("long", "31 rules of 8,000 '*' each", long_patterns, _b_then_a),
     Shape("groups", "2,000+ groups", many_groups, _letters_path, "Botlast"),
     Shape("agents", "~40,000 user-agent lines", many_agents, _letters_path, "zzzlast"),
+    Shape(
+        "shared", "~21,000 rules, one shared piece", shared_piece, _letters_then_shared
+    ),
+    Shape(
+        "ordered",
+        "~25,000 rules of ordered letters",
+        ordered_letters,
+        _letters_decreasing,
+    ),
+    Shape("pieces", "~230 rules of 1,000+ pieces", many_pieces, _a_then_b),
 )
 SHAPES_BY_KEY = {shape.key: shape for shape in SHAPES}
 

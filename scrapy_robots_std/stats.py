@@ -16,6 +16,9 @@ DROP_RULE: Final = "rule"  # a Disallow rule of the robots.txt decided
 DROP_UNREACHABLE: Final = "unreachable"  # robots.txt could not be fetched
 DROP_STATUS: Final = "http-status"  # 1994 mode: robots.txt answered 401 or 403
 DROP_SHUTDOWN: Final = "shutdown"  # still waiting for robots.txt when the spider closed
+#: the robots.txt's wildcard rules need more work than one check may take (a hostile
+#: file): disallowed to be safe (robots.REASON_TOO_COMPLEX)
+DROP_TOO_COMPLEX: Final = "too-complex"
 # Usage preferences (ROBOTS_STD_USAGE_ENFORCE = "drop"): not access rules.
 DROP_USAGE: Final = "usage"  # robots.txt's Content-Usage/Content-Signal said no
 DROP_USAGE_HEADER: Final = "usage-header"  # the response's headers said no

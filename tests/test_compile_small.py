@@ -7,6 +7,7 @@ from test_hostile_bounds import kept_after_a_check
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import compile as small
+from scrapy_robots_std.robotstxt import matcher
 from scrapy_robots_std.robotstxt.matcher import INDEX_ABOVE, PatternTable
 
 BODY = b"""User-agent: *
@@ -85,12 +86,33 @@ def test_large_groups_keep_the_general_path(rules, small_path):
 def test_long_patterns_keep_the_general_path(length, small_path):
     # Four patterns: the small path would keep its own copy of their bytes
     # beside the parsed values (a 500 KiB file would keep twice that).
-    patterns = [b"/%d" % n + b"*a" * (length // 2) for n in range(4)]
+    # (One "*" each: many pieces would send them to the index, see below.)
+    patterns = [b"/%d*" % n + b"a" * length for n in range(4)]
     patterns = [pattern[:length] for pattern in patterns]
     body = b"User-agent: *\n" + b"".join(b"Disallow: " + p + b"\n" for p in patterns)
     parsed = RobotsTxt.parse(body)
     assert not parsed.allowed("https://e.com/1" + "a" * length, "Bot")
     assert isinstance(parsed._parsed.rule_values, bytes) is small_path
+
+
+@pytest.mark.parametrize(
+    ("pieces", "small_path"),
+    [(matcher.SCAN_PIECES, True), (matcher.SCAN_PIECES + 1, False)],
+)
+def test_many_pieces_in_all_keep_the_general_path(pieces, small_path):
+    # The scans may place every piece of every pattern they try: past
+    # SCAN_PIECES pieces, the index and its budget of work take the patterns.
+    stars = [pieces // 4 + (n < pieces % 4) for n in range(4)]
+    body = b"User-agent: *\n" + b"".join(
+        b"Disallow: /%d" % n + b"*a" * count + b"\n" for n, count in enumerate(stars)
+    )
+    parsed = RobotsTxt.parse(body)
+    assert not parsed.allowed("https://e.com/1" + "a" * pieces, "Bot")
+    assert parsed.allowed("https://e.com/9", "Bot")
+    assert isinstance(parsed._parsed.rule_values, bytes) is small_path
+    rules = parsed._last.rules
+    assert rules is not None
+    assert (rules.index is None) is small_path
 
 
 def test_many_wildcards_keep_the_general_path():

@@ -131,18 +131,28 @@ def _body(rules: list[tuple[bool, str]]) -> bytes:
 
 
 @settings(max_examples=300, deadline=None)
-@given(rules=RULES, paths=st.lists(PATHS, min_size=1, max_size=5))
-def test_the_wildcard_index_answers_like_the_scans(rules, paths):
+@given(
+    rules=RULES,
+    paths=st.lists(PATHS, min_size=1, max_size=5),
+    crowded=st.sampled_from([0, wildcard_index.CROWDED]),
+)
+def test_the_wildcard_index_answers_like_the_scans(rules, paths, crowded):
     body = _body(rules)
+    # The scans answer first: a parsed file compiles on its first check, so
+    # under the patches below it would build an index too.
     scanned = RobotsTxt.parse(body)
-    # Every index, and every key width in it, with its filter of codes.
+    wants = [scanned.decide(url(path), "FooBot") for path in paths]
+    assert scanned._last.rules is not None
+    assert scanned._last.rules.index is None
+    # Every index, and every key width in it, with its filter of codes; with
+    # ``crowded`` 0, every pattern takes its rarest key (start, end or gram).
     with (
         mock.patch.object(matcher, "INDEX_ABOVE", 0),
         mock.patch.object(wildcard_index, "FILTER_ABOVE", 0),
+        mock.patch.object(wildcard_index, "CROWDED", crowded),
     ):
         indexed = RobotsTxt.parse(body)
-        for path in paths:
-            want = scanned.decide(url(path), "FooBot")
+        for path, want in zip(paths, wants, strict=True):
             got = indexed.decide(url(path), "FooBot")
             assert (got.allowed, got.rule) == (want.allowed, want.rule), path
         if any("*" in pattern or "$" in pattern for _, pattern in rules):
@@ -166,22 +176,30 @@ def test_the_filter_of_codes_finds_what_the_set_finds(width):
     bits = wildcard_index.code_filter(codes)
     for size in (1, 5, 200, 2_000):
         path = b"/" + bytes(rng.choices(alphabet + b"xyz", k=size))
-        want = wildcard_index.present_codes(path, width, codes)
-        assert wildcard_index.present_codes(path, width, codes, bits) == want
+        want = {
+            code for code in codes if code.to_bytes(4, sys.byteorder)[:width] in path
+        }
+        assert {
+            codes[at] for at in wildcard_index.present_positions(path, width, codes)
+        } == want
+        found = wildcard_index.present_positions(path, width, codes, bits)
+        assert {codes[at] for at in found} == want
+        assert all(at == 0 or codes[at - 1] != codes[at] for at in found)
 
 
 @settings(max_examples=300, deadline=None)
 @given(pattern=PATTERNS, path=PATHS)
-def test_a_matching_path_holds_the_pattern_key(pattern, path):
-    octets = pattern.encode()
-    if matcher.wildcard_match(path.encode(), octets):
-        assert wildcards_key(octets) in path.encode()
-
-
-def wildcards_key(pattern: bytes) -> bytes:
-    from scrapy_robots_std.robotstxt.wildcards import key_of
-
-    return key_of(pattern)
+def test_a_matching_path_holds_every_key_of_the_pattern(pattern, path):
+    octets, target = pattern.encode(), path.encode()
+    if matcher.wildcard_match(target, octets):
+        for key in wildcard_index.keys_of(octets):
+            kind, found = key[0], key[1:]
+            if kind == wildcard_index.START:
+                assert target.startswith(found), key
+            elif kind == wildcard_index.END:
+                assert target.endswith(found), key
+            else:
+                assert found in target, key
 
 
 # -- percent-normalisation without a regex callback ---------------------------------------

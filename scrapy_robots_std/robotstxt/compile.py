@@ -86,7 +86,7 @@ def _ruleset(
     special = _pop_special(best, joined)
     if joined.find(b"/index.htm") >= 0:
         add_index_directories(values, candidates, special)
-    if len(special) > _matcher.INDEX_ABOVE:
+    if _matcher.needs_index(special):
         return None  # a WildcardIndex: the general path's, on the file's table
     return _matcher.RuleSet(best, special)
 

@@ -19,6 +19,7 @@ from scrapy_robots_std.robotstxt.parser import (
     RequestRate,
 )
 from scrapy_robots_std.robotstxt.pattern_table import pattern_table
+from scrapy_robots_std.robotstxt.wildcards import TOO_COMPLEX
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -29,9 +30,15 @@ REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
 REASON_NO_GROUP = "no-group"
 REASON_ROBOTS_TXT = "robots-txt"
+#: The file's wildcard rules need more work than one check may take
+#: (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`): disallowed,
+#: as the rule that would decide is not known.  Only hostile files get here.
+#: (The middleware's drop reason of the same name, ``stats.DROP_TOO_COMPLEX``.)
+REASON_TOO_COMPLEX = "too-complex"
 
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
+_TOO_COMPLEX = TOO_COMPLEX
 _LINE_SHIFT = _parser.LINE_SHIFT
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 
@@ -81,6 +88,11 @@ class Decision:
             return f"{verdict}: no group applies to this token"
         if self.reason == REASON_NO_MATCH:
             return f"{verdict}: no rule matched"
+        if self.reason == REASON_TOO_COMPLEX:
+            return (
+                f"{verdict}: the file's wildcard rules take more work than one "
+                "check may (a hostile file?); disallowed to be safe"
+            )
         return f"{verdict}: {self.reason}"
 
     def __str__(self) -> str:
@@ -224,7 +236,9 @@ class RobotsTxt:
         if path == "/robots.txt":  # _matcher.is_robots_txt(), inlined
             return True
         best = rules.best(octets, path)
-        return best < 0 or best >> _ALLOW_SHIFT & 1 == 1
+        if best < 0:
+            return best == -1  # no rule matched; TOO_COMPLEX disallows
+        return best >> _ALLOW_SHIFT & 1 == 1
 
     def decide(self, url: str, token: str) -> Decision:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
@@ -315,6 +329,8 @@ class RobotsTxt:
             if compiled.rules is None:
                 return _ALLOWED_NO_GROUP
             best = compiled.rules.best(octets, text)
+            if best == _TOO_COMPLEX:
+                return _DISALLOWED_TOO_COMPLEX
             if best < 0:
                 return _ALLOWED_NO_MATCH
             allowed = _matcher.candidate_allows(best)
@@ -586,6 +602,7 @@ _ALLOWED_NO_GROUP = Decision(True, None, REASON_NO_GROUP)
 _ALLOWED_NO_MATCH = Decision(True, None, REASON_NO_MATCH)
 _ALLOWED_RULE = Decision(True, None, REASON_RULE)
 _DISALLOWED_RULE = Decision(False, None, REASON_RULE)
+_DISALLOWED_TOO_COMPLEX = Decision(False, None, REASON_TOO_COMPLEX)
 
 
 def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:

@@ -166,6 +166,9 @@ class RobotsTxtStdMiddleware:
         if decision.rule is not None:
             reason = _stats.DROP_RULE
             why = rule_text(entry.robots_url, decision.rule)
+        elif decision.reason == _stats.DROP_TOO_COMPLEX:
+            reason = decision.reason
+            why = f"{entry.robots_url}: {decision.explain()}"
         else:
             reason = decision.reason
             why = f"{entry.robots_url}: {entry.detail}"
