@@ -8,7 +8,9 @@ Issue 16, points 1-3, measured in one run (a few minutes at most)::
    file of the corpus: parse time, then the check (``allowed``) of a URL that the
    shape's rules must all be tried against, with a 2 KB and a 100 KB URL; the
    first (cold) call and the best of the next ones, against the same checks on
-   an ordinary file in the same run (ratio).  Targets: 2 ms and 50 ms.
+   an ordinary file in the same run (ratio), and how the check was decided
+   (``rule``, ``no-matching-rule``, or ``too-complex`` when it ran out of its
+   budget of work and disallowed).  Targets: 2 ms and 50 ms.
 2. The bytes a parsed file keeps (``tracemalloc``) with one token's rules
    compiled, beside ``RobotsTxt.memory_bytes()`` where it exists; then 300 origins
    (the shapes in turn) kept at once.  Target: 1 MiB per file.
@@ -132,7 +134,8 @@ def checks(shapes: list[Shape], repeats: int) -> str:
                 lambda t=target, r=robots, k=token: r.allowed(t, k), repeats
             )
             worst[size] = max(worst[size], best)
-            row += [_ms(first), _ms(best), _ratio(best / base[size])]
+            decided = robots.decide(target, token).reason
+            row += [_ms(first), _ms(best), _ratio(best / base[size]), decided]
         rows.append(row)
     rows.append(
         [
@@ -143,8 +146,10 @@ def checks(shapes: list[Shape], repeats: int) -> str:
             _ms(base[2_000]),
             "1x",
             "",
+            "",
             _ms(base[100_000]),
             "1x",
+            "",
         ]
     )
     # Percent-normalising the URL is part of every check: a URL of escapes and
@@ -154,12 +159,12 @@ def checks(shapes: list[Shape], repeats: int) -> str:
         target = url("/section7/" + "%7e%2f\u00e9%41" * ((size - 10) // 12))
         best = _timed(lambda t=target: normal.allowed(t, "HostileBot"), repeats)[1]
         worst[size] = max(worst[size], best)
-        row += [_ms(best), _ratio(best / base[size]), ""]
+        row += [_ms(best), _ratio(best / base[size]), "", ""]
     rows.append(row[:-1])
     header = ["shape", "bytes", "parse"]
     for size in SIZES:
         kb = size // 1000
-        header += [f"{kb} KB cold", f"{kb} KB check", "vs ordinary"]
+        header += [f"{kb} KB cold", f"{kb} KB check", "vs ordinary", "decided"]
     verdicts = [
         f"worst {size // 1000} KB check {_ms(worst[size])}: "
         f"{'PASS' if worst[size] <= TARGET_S[size] else 'MISS'} (target {_ms(TARGET_S[size])})"

@@ -19,7 +19,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hostile import Reply
+from hostile import Reply, run_crawl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy import Request, Spider
@@ -37,6 +37,7 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 from typing import TYPE_CHECKING, Any
 
+from benchmarks import hostile_shapes
 from benchmarks.hostile_shapes import SHAPES_BY_KEY, ordinary, url
 
 if TYPE_CHECKING:
@@ -77,6 +78,90 @@ def test_a_check_tries_few_of_18000_wildcard_rules(wildcards, size):
     # Before the index: every one of about 18,000 rules, for any path that
     # matched none.  A 2 KB path holds the keys of a few hundred.
     assert tries[0] < (1_000 if size == 2_000 else 5_000), tries[0]
+
+
+@contextmanager
+def counted_work() -> Iterator[list[int]]:
+    """The work a check takes, as the index counts it: keys found, tries
+    (with the pieces and bytes each took)."""
+    work = [0]
+    real_work = matcher.wildcard_work
+    real_positions = wildcard_index.present_positions
+
+    def counting(path: bytes, pattern: bytes) -> int:
+        done = real_work(path, pattern)
+        work[0] += wildcard_index.TRY_WORK + (~done if done < 0 else done)
+        return done
+
+    def counting_positions(*args: Any) -> set[int]:
+        found = real_positions(*args)
+        work[0] += wildcard_index.KEY_WORK * len(found)
+        return found
+
+    with (
+        mock.patch.object(matcher, "wildcard_work", counting),
+        mock.patch.object(wildcard_index, "present_positions", counting_positions),
+    ):
+        yield work
+
+
+# (shape, whether a check of its path is answered exactly)
+_BUDGET_CASES = [
+    ("wildcards", True),
+    ("short", True),
+    ("long", True),
+    ("groups", True),
+    ("agents", True),
+    ("shared", False),
+    ("ordered", False),
+    ("pieces", False),
+]
+
+
+@pytest.mark.parametrize(("key", "exact"), _BUDGET_CASES)
+def test_a_check_takes_at_most_its_budget_of_work(key, exact):
+    shape = SHAPES_BY_KEY[key]
+    parsed = RobotsTxt.parse(shape.body())
+    target = url(shape.path(2_000))
+    parsed.allowed(url("/"), shape.token)  # compiled before counting
+    path_length = len(shape.path(2_000))
+    budget = wildcard_index.work_budget(path_length)
+    with counted_work() as work:
+        decision = parsed.decide(target, shape.token)
+    # The last try or key may overdraw the budget; no more.
+    assert work[0] <= budget + wildcard_index.TRY_WORK + path_length, work[0]
+    if exact:
+        assert decision.reason != robots.REASON_TOO_COMPLEX
+    else:
+        assert decision.reason == robots.REASON_TOO_COMPLEX
+        assert not decision.allowed
+        assert decision.rule is None
+        assert "disallowed to be safe" in decision.explain()
+        assert parsed.allowed(target, shape.token) is False
+
+
+def test_the_shared_piece_is_not_the_key_of_crowded_patterns():
+    shape = SHAPES_BY_KEY["shared"]
+    parsed = RobotsTxt.parse(shape.body())
+    # A path that holds the shared piece and nothing else of the rules: with
+    # every pattern filed under the shared piece, all 21,000 would be tried.
+    target = url("/" + "-" * 1_000 + hostile_shapes.SHARED)
+    with counted_tries() as tries:
+        assert parsed.decide(target, shape.token).reason == robots.REASON_NO_MATCH
+    assert tries[0] == 0
+
+
+def test_a_crowded_dollar_pattern_is_filed_under_its_end():
+    # More than CROWDED patterns share their longest piece; each ending is
+    # its own (as a gram it would weigh more: a path holds many grams).
+    patterns = [b"/*sharedpiece*%d$" % n for n in range(100, 140)]
+    patterns += [b"/*q%dq*x" % n for n in range(10)]  # not crowded: kept as they are
+    kinds, keys = wildcard_index.choose_keys(patterns)
+    assert kinds is not None
+    assert kinds[:40] == [wildcard_index.END] * 40
+    assert keys[:40] == [b"%d" % n for n in range(100, 140)]
+    assert kinds[40:] == [wildcard_index.GRAM] * 10
+    assert keys[40:] == [b"q%dq" % n for n in range(10)]
 
 
 def _counting_finds(path: bytes) -> tuple[bytes, list[tuple[object, ...]]]:
@@ -158,6 +243,32 @@ def test_the_wildcard_index_answers_like_the_scans(rules, paths, crowded):
         if any("*" in pattern or "$" in pattern for _, pattern in rules):
             assert indexed._last.rules is not None
             assert indexed._last.rules.index is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rules=RULES,
+    paths=st.lists(PATHS, min_size=1, max_size=5),
+    budget=st.integers(min_value=-4_000, max_value=0),
+)
+def test_out_of_budget_a_check_disallows_and_otherwise_answers_exactly(
+    rules, paths, budget
+):
+    body = _body(rules)
+    scanned = RobotsTxt.parse(body)
+    wants = [scanned.decide(url(path), "FooBot") for path in paths]
+    with (
+        mock.patch.object(matcher, "INDEX_ABOVE", 0),
+        mock.patch.object(wildcard_index, "WORK_PER_CHECK", budget),
+    ):
+        indexed = RobotsTxt.parse(body)
+        for path, want in zip(paths, wants, strict=True):
+            got = indexed.decide(url(path), "FooBot")
+            if got.reason == robots.REASON_TOO_COMPLEX:
+                assert not got.allowed
+                assert not indexed.allowed(url(path), "FooBot")
+            else:
+                assert (got.allowed, got.rule) == (want.allowed, want.rule), path
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 4])
@@ -262,7 +373,7 @@ def kept_after_a_check(body: bytes, token: str) -> tuple[int, RobotsTxt]:
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("key", ["wildcards", "short", "long", "groups", "agents"])
+@pytest.mark.parametrize("key", sorted(SHAPES_BY_KEY))
 def test_a_hostile_500_kib_file_keeps_at_most_1_mib(key):
     shape = SHAPES_BY_KEY[key]
     kept, _ = kept_after_a_check(shape.body(), shape.token)
@@ -495,3 +606,36 @@ async def test_a_crawl_with_rotating_tokens_compiles_each_once(
     assert len(hostile.requests_for("/robots.txt")) == 1
     # One compile per token, though each token came back for a second round.
     assert compile_rules.call_count == count
+
+
+# -- a check past its budget of work, in a real crawl -------------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_crawl_drops_a_check_past_its_budget_with_its_own_reason(
+    hostile: HostileServer,
+) -> None:
+    from scrapy_robots_std.scrapy.middleware import RobotsTxtDisallowed
+
+    shape = SHAPES_BY_KEY["ordered"]
+    hostile.add_route("/robots.txt", Reply(200, {}, shape.body()))
+    # Every letter in decreasing order: each of the ~25,000 rules is a try
+    # that fails.  "/-" holds no key of any rule: answered at once.
+    complex_path, plain_path = shape.path(200), "/-"
+    for path in (complex_path, plain_path):
+        hostile.add_route(path, Reply(200, {}, b"ok"))
+    result = await run_crawl(
+        [hostile.url(complex_path), hostile.url(plain_path)], crawl_settings()
+    )
+    assert result.responses == [hostile.url(plain_path)]
+    assert hostile.requests_for(complex_path) == []
+    assert result.stats["robots_std/dropped/too-complex"] == 1
+    assert result.stats["robotstxt/forbidden"] == 1
+    [failure] = result.failures
+    assert isinstance(failure, RobotsTxtDisallowed)
+    assert failure.decision.reason == robots.REASON_TOO_COMPLEX
+    assert failure.robots_url == hostile.url("/robots.txt")
+    [line] = [m for m in result.messages() if m.startswith("Forbidden by robots.txt")]
+    assert "disallowed to be safe" in line
+    assert hostile.url("/robots.txt") in line
