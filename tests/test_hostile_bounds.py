@@ -28,7 +28,7 @@ from scrapy.utils.test import get_crawler
 from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.robotstxt import matcher, parser, robots
+from scrapy_robots_std.robotstxt import matcher, parser, robots, wildcard_keys
 from scrapy_robots_std.robotstxt import wildcards as wildcard_index
 
 # The shapes live with the benchmark that reports on them (one home).
@@ -156,11 +156,11 @@ def test_a_crowded_dollar_pattern_is_filed_under_its_end():
     # its own (as a gram it would weigh more: a path holds many grams).
     patterns = [b"/*sharedpiece*%d$" % n for n in range(100, 140)]
     patterns += [b"/*q%dq*x" % n for n in range(10)]  # not crowded: kept as they are
-    kinds, keys = wildcard_index.choose_keys(patterns)
+    kinds, keys = wildcard_keys.choose_keys(patterns)
     assert kinds is not None
-    assert kinds[:40] == [wildcard_index.END] * 40
+    assert kinds[:40] == [wildcard_keys.END] * 40
     assert keys[:40] == [b"%d" % n for n in range(100, 140)]
-    assert kinds[40:] == [wildcard_index.GRAM] * 10
+    assert kinds[40:] == [wildcard_keys.GRAM] * 10
     assert keys[40:] == [b"q%dq" % n for n in range(10)]
 
 
@@ -219,7 +219,7 @@ def _body(rules: list[tuple[bool, str]]) -> bytes:
 @given(
     rules=RULES,
     paths=st.lists(PATHS, min_size=1, max_size=5),
-    crowded=st.sampled_from([0, wildcard_index.CROWDED]),
+    crowded=st.sampled_from([0, wildcard_keys.CROWDED]),
 )
 def test_the_wildcard_index_answers_like_the_scans(rules, paths, crowded):
     body = _body(rules)
@@ -234,7 +234,7 @@ def test_the_wildcard_index_answers_like_the_scans(rules, paths, crowded):
     with (
         mock.patch.object(matcher, "INDEX_ABOVE", 0),
         mock.patch.object(wildcard_index, "FILTER_ABOVE", 0),
-        mock.patch.object(wildcard_index, "CROWDED", crowded),
+        mock.patch.object(wildcard_keys, "CROWDED", crowded),
     ):
         indexed = RobotsTxt.parse(body)
         for path, want in zip(paths, wants, strict=True):
@@ -284,16 +284,16 @@ def test_the_filter_of_codes_finds_what_the_set_finds(width):
             for key in keys
         ),
     )
-    bits = wildcard_index.code_filter(codes)
+    bits = wildcard_keys.code_filter(codes)
     for size in (1, 5, 200, 2_000):
         path = b"/" + bytes(rng.choices(alphabet + b"xyz", k=size))
         want = {
             code for code in codes if code.to_bytes(4, sys.byteorder)[:width] in path
         }
         assert {
-            codes[at] for at in wildcard_index.present_positions(path, width, codes)
+            codes[at] for at in wildcard_keys.present_positions(path, width, codes)
         } == want
-        found = wildcard_index.present_positions(path, width, codes, bits)
+        found = wildcard_keys.present_positions(path, width, codes, bits)
         assert {codes[at] for at in found} == want
         assert all(at == 0 or codes[at - 1] != codes[at] for at in found)
 
@@ -303,11 +303,11 @@ def test_the_filter_of_codes_finds_what_the_set_finds(width):
 def test_a_matching_path_holds_every_key_of_the_pattern(pattern, path):
     octets, target = pattern.encode(), path.encode()
     if matcher.wildcard_match(target, octets):
-        for key in wildcard_index.keys_of(octets):
+        for key in wildcard_keys.keys_of(octets):
             kind, found = key[0], key[1:]
-            if kind == wildcard_index.START:
+            if kind == wildcard_keys.START:
                 assert target.startswith(found), key
-            elif kind == wildcard_index.END:
+            elif kind == wildcard_keys.END:
                 assert target.endswith(found), key
             else:
                 assert found in target, key
