@@ -193,6 +193,35 @@ def test_json_no_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert result["reason"] == "no-group"
 
 
+def test_a_check_past_its_budget_is_disallowed_and_explained(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Rules of one-letter pieces in increasing order, a path of every letter in
+    # decreasing order: every rule is a try that fails (docs/standards.md).
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    rules = [
+        f"Disallow: /*{a}*{b}*{c}"
+        for i, a in enumerate(letters)
+        for j, b in enumerate(letters[i + 1 :], i + 1)
+        for c in letters[j + 1 :]
+    ]
+    path = tmp_path / "hostile.txt"
+    path.write_text("User-agent: *\n" + "\n".join(rules) + "\n")
+    url = f"{SITE}/{letters[::-1]}" + "-" * 1_000
+    assert main([str(path), url, f"{SITE}/-", "--token", "FooBot", "--explain"]) == 1
+    out = capsys.readouterr().out
+    assert f"DISALLOWED {url}\n" in out
+    assert "disallowed to be safe" in out
+    assert f"ALLOWED {SITE}/-\n" in out
+    assert main([str(path), url, "--token", "FooBot", "--json"]) == 1
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert (result["allowed"], result["reason"], result["rule"]) == (
+        False,
+        "too-complex",
+        None,
+    )
+
+
 def test_standard_1994(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "robots.txt"
     path.write_bytes(
