@@ -164,6 +164,33 @@ def test_a_crowded_dollar_pattern_is_filed_under_its_end():
     assert keys[40:] == [b"q%dq" % n for n in range(10)]
 
 
+def test_the_keys_chosen_do_not_depend_on_the_hash_seed():
+    # Ties between keys of equal cost are broken by the keys themselves, not
+    # by a set's order: a check's work, and whether it fits its budget, is
+    # the same in every process.
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from benchmarks.hostile_shapes import SHAPES_BY_KEY as S;"
+        "from scrapy_robots_std.robotstxt.wildcard_keys import choose_keys;"
+        "pats = [l.split(b': ', 1)[1] for l in S['ordered'].body().splitlines()[1:2000]];"
+        "import hashlib; print(hashlib.sha256(repr(choose_keys(pats)).encode()).hexdigest())"
+    )
+    import os
+    import subprocess
+
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", script, _ROOT],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "2")
+    }
+    assert len(seen) == 1, seen
+
+
 def _counting_finds(path: bytes) -> tuple[bytes, list[tuple[object, ...]]]:
     """``path`` as bytes that record each ``find`` call, and that record."""
     calls: list[tuple[object, ...]] = []

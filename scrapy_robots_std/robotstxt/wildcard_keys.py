@@ -26,6 +26,7 @@ from bisect import bisect_left
 from collections import Counter
 from heapq import nlargest
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -53,7 +54,9 @@ CROWDED = 16
 #: last, which give the start and end keys).  A line of 8,000 pieces is not
 #: worth 8,000 keys.
 _KEYED_PIECES = 8
-#: Grams offered by one long piece, spread over it (and its last 4 bytes).
+#: A piece longer than this offers grams spread over it, about this many,
+#: beside its first and last 4 bytes (a shorter piece offers those two only).
+_SPREAD_ABOVE = 16
 _GRAMS_PER_PIECE = 16
 
 
@@ -66,26 +69,36 @@ def keys_of(pattern: bytes) -> set[bytes]:
     """
     anchored = pattern[-1:] == b"$"
     pieces = (pattern[:-1] if anchored else pattern).split(b"*")
-    found = set()
-    if len(pieces[0]) > 1:
-        found.add(b"\x01" + pieces[0][:4])
-    if anchored and pieces[-1]:
-        found.add(b"\x02" + pieces[-1][-4:])
     kept = set(pieces)
     kept.discard(b"")
     if len(kept) > _KEYED_PIECES:
         kept = set(nlargest(_KEYED_PIECES, kept, key=len))
-    for piece in kept:
-        if len(piece) <= 4:
-            found.add(b"\x00" + piece)
-            continue
-        # Grams spread over the piece: the part that tells patterns apart may
-        # be anywhere ("/medialibrary/pdfs/factsheets/<name>dsna").
-        last = len(piece) - 4
-        step = last // _GRAMS_PER_PIECE + 1
-        found.update([b"\x00" + piece[at : at + 4] for at in range(0, last, step)])
-        found.add(b"\x00" + piece[last:])
-    return found or {b"\x00"}
+    # map() over C callables, not comprehensions: this runs for every pattern
+    # of a crowded file.
+    found = set(map(_GRAM.__add__, map(_FIRST_4, kept)))
+    found.update(map(_GRAM.__add__, map(_LAST_4, kept)))
+    if len(pieces[0]) > 1:
+        found.add(_START + pieces[0][:4])
+    if anchored and pieces[-1]:
+        found.add(_END + pieces[-1][-4:])
+    if kept and max(map(len, kept)) > _SPREAD_ABOVE:
+        for piece in kept:
+            if len(piece) > _SPREAD_ABOVE:
+                # Grams spread over a long piece: the part that tells patterns
+                # apart may be anywhere ("/medialibrary/pdfs/<name>dsna").
+                step = len(piece) // _GRAMS_PER_PIECE + 1
+                found.update(
+                    [
+                        _GRAM + piece[at : at + 4]
+                        for at in range(4, len(piece) - 4, step)
+                    ]
+                )
+    return found or {_GRAM}
+
+
+_GRAM, _START, _END = b"\x00", b"\x01", b"\x02"
+_FIRST_4 = itemgetter(slice(None, 4))
+_LAST_4 = itemgetter(slice(-4, None))
 
 
 def choose_keys(patterns: Sequence[bytes]) -> tuple[list[int] | None, list[bytes]]:
@@ -104,15 +117,15 @@ def choose_keys(patterns: Sequence[bytes]) -> tuple[list[int] | None, list[bytes
     crowded = [i for i, key in enumerate(keys) if counts[key] > CROWDED]
     # From here on a key is its kind byte, then its bytes.
     offered = [keys_of(patterns[i]) for i in crowded]
-    counts = Counter(b"\x00" + key for key in keys)
-    counts.subtract([b"\x00" + keys[i] for i in crowded])
+    counts = Counter(map(_GRAM.__add__, keys))
+    counts.subtract([_GRAM + keys[i] for i in crowded])
     counts.update(chain.from_iterable(offered))
     cost = {
         key: (count * (_GRAM_WEIGHT if key[0] == GRAM else 1)) << 3 | 5 - len(key)
         for key, count in counts.items()
     }
     for i, found in zip(crowded, offered, strict=True):
-        best = min(found, key=cost.__getitem__)
+        best = min(sorted(found), key=cost.__getitem__)  # ties: the same each run
         kinds[i], keys[i] = best[0], best[1:]
     return kinds, keys
 

@@ -209,7 +209,7 @@ KEY_WORK = 6
 #: (a 2 KB path: 4,000 units, well under a millisecond; 100 KB: about 15 ms).
 #: Real files stay far below: of 4,231 sites' files, six have a group of more
 #: than 256 wildcard rules (575 at most), and their most demanding check takes
-#: a fifth of its budget (413 units).
+#: a quarter of its budget (485 units).
 WORK_PER_CHECK = 2_000
 
 
