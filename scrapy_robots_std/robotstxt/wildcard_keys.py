@@ -120,12 +120,16 @@ def choose_keys(patterns: Sequence[bytes]) -> tuple[list[int] | None, list[bytes
     counts = Counter(map(_GRAM.__add__, keys))
     counts.subtract([_GRAM + keys[i] for i in crowded])
     counts.update(chain.from_iterable(offered))
+    # The key's own bytes end each cost, so that no two are equal: a tie does
+    # not go to whichever a set yields first (the same choice in every run).
     cost = {
-        key: (count * (_GRAM_WEIGHT if key[0] == GRAM else 1)) << 3 | 5 - len(key)
+        key: (count * (_GRAM_WEIGHT if key[0] == GRAM else 1)) << 43
+        | (5 - len(key)) << 40
+        | int.from_bytes(key, "big")
         for key, count in counts.items()
     }
     for i, found in zip(crowded, offered, strict=True):
-        best = min(sorted(found), key=cost.__getitem__)  # ties: the same each run
+        best = min(found, key=cost.__getitem__)
         kinds[i], keys[i] = best[0], best[1:]
     return kinds, keys
 
