@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# Key widths, widest first: a piece of 4 bytes or more gives 4-byte keys, a
-# shorter piece is the key; a pattern of ``*`` alone has an empty key, always
-# present.
+#: The array type code of a key of each width (a piece of 4 bytes or more
+#: gives 4-byte keys, a shorter piece is the key; a pattern of ``*`` alone has
+#: an empty key, always present).  A 3-byte key is read as 4 bytes, the last
+#: zeroed.
 CODES = {4: "I", 3: "I", 2: "H", 1: "B", 0: "B"}
 
 assert array("I").itemsize == 4
