@@ -77,12 +77,14 @@ def keys_of(pattern: bytes) -> set[bytes]:
     # map() over C callables, not comprehensions: this runs for every pattern
     # of a crowded file.
     found = set(map(_GRAM.__add__, map(_FIRST_4, kept)))
-    found.update(map(_GRAM.__add__, map(_LAST_4, kept)))
+    longest = max(map(len, kept), default=0)
+    if longest > 4:
+        found.update(map(_GRAM.__add__, map(_LAST_4, kept)))
     if len(pieces[0]) > 1:
         found.add(_START + pieces[0][:4])
     if anchored and pieces[-1]:
         found.add(_END + pieces[-1][-4:])
-    if kept and max(map(len, kept)) > _SPREAD_ABOVE:
+    if longest > _SPREAD_ABOVE:
         for piece in kept:
             if len(piece) > _SPREAD_ABOVE:
                 # Grams spread over a long piece: the part that tells patterns
