@@ -93,9 +93,10 @@ def counted_work() -> Iterator[list[int]]:
         work[0] += wildcard_index.TRY_WORK + (~done if done < 0 else done)
         return done
 
-    def counting_positions(*args: Any) -> set[int]:
+    def counting_positions(*args: Any) -> set[int] | None:
         found = real_positions(*args)
-        work[0] += wildcard_index.KEY_WORK * len(found)
+        if found is not None:
+            work[0] += wildcard_index.KEY_WORK * len(found)
         return found
 
     with (
@@ -312,6 +313,7 @@ def test_the_filter_of_codes_finds_what_the_set_finds(width):
         ),
     )
     bits = wildcard_keys.code_filter(codes)
+    refused: set[int] = set()
     for size in (1, 5, 200, 2_000):
         path = b"/" + bytes(rng.choices(alphabet + b"xyz", k=size))
         want = {
@@ -321,8 +323,20 @@ def test_the_filter_of_codes_finds_what_the_set_finds(width):
             codes[at] for at in wildcard_keys.present_positions(path, width, codes)
         } == want
         found = wildcard_keys.present_positions(path, width, codes, bits)
+        assert found is not None
         assert {codes[at] for at in found} == want
         assert all(at == 0 or codes[at - 1] != codes[at] for at in found)
+        # More pieces through the filter than the caller may search: no
+        # answer (when the filter is read: a path of more pieces than there
+        # are codes streams through the codes instead).
+        for most in (0, len(want), 10**6):
+            capped = wildcard_keys.present_positions(path, width, codes, bits, most)
+            assert capped is None or capped == found
+            if capped is None:
+                refused.add(most)
+    assert 10**6 not in refused
+    if len(codes) > 2_000:  # every path above reads the filter
+        assert 0 in refused
 
 
 @settings(max_examples=300, deadline=None)

@@ -164,13 +164,19 @@ def path_grams(path: bytes, width: int) -> list[array[int]]:
 
 
 def present_positions(
-    path: bytes, width: int, codes: array[int], bits: bytes | None = None
-) -> set[int]:
+    path: bytes,
+    width: int,
+    codes: array[int],
+    bits: bytes | None = None,
+    most: int | None = None,
+) -> set[int] | None:
     """Where the sorted ``codes`` that occur as ``width``-byte pieces of
     ``path`` are: the index of each one's first place in ``codes``.
 
     The smaller side becomes the set and the other streams through it.
-    ``bits``: the codes' filter (:func:`code_filter`), when there are many.
+    ``bits``: the codes' filter (:func:`code_filter`), when there are many;
+    then None when more than ``most`` pieces pass it (each would cost a
+    search of the codes: the caller's budget is spent).
     """
     if width == 0:
         return {0} if codes else set()
@@ -184,14 +190,20 @@ def present_positions(
             # a 2 KB path): the filter rules out most pieces, a bisect checks
             # the rest and tells where it is.
             shift = _HASH_BITS - (len(bits) * 8).bit_length() + 1
-            last = len(codes) - 1  # a piece above every code lands on the last
-            return {
-                at
+            passed = [
+                gram
                 for gram in grams
                 if bits[(at := (gram * _HASH_FACTOR & _HASH_MASK) >> shift) >> 3]
                 >> (at & 7)
                 & 1
-                and codes[(at := bisect_left(codes, gram, 0, last))] == gram
+            ]
+            if most is not None and len(passed) > most:
+                return None
+            last = len(codes) - 1  # a piece above every code lands on the last
+            return {
+                at
+                for gram in passed
+                if codes[(at := bisect_left(codes, gram, 0, last))] == gram
             }
         found = grams.intersection(codes)
     else:
