@@ -9,8 +9,10 @@ process-wide, and that tokens compile once.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import re
+import subprocess
 import sys
 import tracemalloc
 from array import array
@@ -176,9 +178,6 @@ def test_the_keys_chosen_do_not_depend_on_the_hash_seed():
         "pats = [l.split(b': ', 1)[1] for l in S['ordered'].body().splitlines()[1:2000]];"
         "import hashlib; print(hashlib.sha256(repr(choose_keys(pats)).encode()).hexdigest())"
     )
-    import os
-    import subprocess
-
     seen = {
         subprocess.run(
             [sys.executable, "-c", script, _ROOT],

@@ -38,7 +38,6 @@ REASON_TOO_COMPLEX = "too-complex"
 
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
-_TOO_COMPLEX = TOO_COMPLEX
 _LINE_SHIFT = _parser.LINE_SHIFT
 _RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 
@@ -329,7 +328,7 @@ class RobotsTxt:
             if compiled.rules is None:
                 return _ALLOWED_NO_GROUP
             best = compiled.rules.best(octets, text)
-            if best == _TOO_COMPLEX:
+            if best == TOO_COMPLEX:
                 return _DISALLOWED_TOO_COMPLEX
             if best < 0:
                 return _ALLOWED_NO_MATCH

@@ -21,6 +21,7 @@ short path's pieces before the sorted keys are searched for the rest.
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
@@ -135,6 +136,12 @@ def choose_keys(patterns: Sequence[bytes]) -> tuple[list[int] | None, list[bytes
         best = min(found, key=cost.__getitem__)
         kinds[i], keys[i] = best[0], best[1:]
     return kinds, keys
+
+
+def key_code(key: bytes) -> int:
+    """A key of up to 4 bytes as the number :func:`path_grams` reads (a 3-byte
+    key padded with a zero byte)."""
+    return int.from_bytes(key + b"\x00" if len(key) == 3 else key, sys.byteorder)
 
 
 def path_grams(path: bytes, width: int) -> list[array[int]]:

@@ -32,6 +32,7 @@ from scrapy_robots_std.robotstxt.wildcard_keys import (
     START,
     choose_keys,
     code_filter,
+    key_code,
     present_positions,
 )
 
@@ -72,8 +73,7 @@ class _Keys:
             return present_positions(path, width, self.codes, self.bits, most)
         if len(path) < width:
             return ()
-        key = path[:width] if self.kind == START else path[len(path) - width :]
-        code = int.from_bytes(key + b"\x00" if width == 3 else key, sys.byteorder)
+        code = key_code(path[:width] if self.kind == START else path[-width:])
         codes = self.codes
         at = bisect_left(codes, code)
         return (at,) if at < len(codes) and codes[at] == code else ()
@@ -109,14 +109,8 @@ class WildcardIndex:
         self.refs = array("I", [entry[1] for entry in entries])
         self._pattern_of = pattern_of
         self._value_of = value_of
-        # Each key read as a number (a 3-byte key as 4 bytes, the last
-        # zeroed, as path_grams reads the path): this runs for every pattern.
         kinds, keys = choose_keys([entry[2] for entry in entries])
-        order = sys.byteorder
-        codes = [
-            int.from_bytes(key + b"\x00" if len(key) == 3 else key, order)
-            for key in keys
-        ]
+        codes = list(map(key_code, keys))
         sorts = list(map(len, keys))  # a gram's sort is its width
         if kinds is not None:
             sorts = [

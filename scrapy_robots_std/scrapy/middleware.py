@@ -166,12 +166,14 @@ class RobotsTxtStdMiddleware:
         if decision.rule is not None:
             reason = _stats.DROP_RULE
             why = rule_text(entry.robots_url, decision.rule)
-        elif decision.reason == _stats.DROP_TOO_COMPLEX:
-            reason = decision.reason
-            why = f"{entry.robots_url}: {decision.explain()}"
         else:
             reason = decision.reason
-            why = f"{entry.robots_url}: {entry.detail}"
+            # A parsed file's verdict without a rule (too-complex) explains
+            # itself; the others come from the fetch.
+            detail = (
+                decision.explain() if entry.verdict == policy.PARSE else entry.detail
+            )
+            why = f"{entry.robots_url}: {detail}"
         why = safe(why)
         self.report.dropped(
             entry.origin, reason, why if decision.rule is not None else None
