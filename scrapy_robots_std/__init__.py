@@ -101,15 +101,8 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: The distribution a lazy name needs beyond the package's own dependencies.
-_OPTIONAL = {"RobotsAwareRedisQueue": "scrapy_redis"}
-
-
 def __dir__() -> list[str]:
     """The module's names, the lazily imported public ones included, for ``dir()``
-    and ``help()``; a name whose optional dependency is not installed is left out,
-    so that ``help()`` does not stop at its ``ImportError``."""
-    from importlib.util import find_spec
-
-    missing = {name for name, dist in _OPTIONAL.items() if find_spec(dist) is None}
-    return sorted((set(globals()) | set(__all__)) - missing)
+    and ``help()``: every name of ``__all__``, also one whose optional dependency
+    (``RobotsAwareRedisQueue``: scrapy-redis) is not installed."""
+    return sorted(set(globals()) | set(__all__))

@@ -31,6 +31,8 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_RETRY_BACKOFF": 2.0,
     "ROBOTS_STD_RETRY_AFTER_MAX": 30.0,
     "ROBOTS_STD_MAX_WAIT": 60.0,
+    # None: CONCURRENT_REQUESTS (16 when that is 0, "no limit")
+    "ROBOTS_STD_FETCH_CONCURRENCY": None,
     "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.MemoryCache",
     "ROBOTS_STD_CACHE_TTL": MAX_TTL,
     "ROBOTS_STD_CACHE_MIN_TTL": 60.0,
@@ -51,6 +53,9 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_USAGE_UNKNOWN": "allow",
     "ROBOTS_STD_AUDIT_PATH": None,
 }
+
+#: ``ROBOTS_STD_FETCH_CONCURRENCY`` when unset and ``CONCURRENT_REQUESTS`` is 0.
+_FETCH_CONCURRENCY_FALLBACK: Final = 16
 
 #: ``REDIS_URL`` (scrapy-redis's setting) when it is not set: scrapy-redis's default
 #: server too.
@@ -146,6 +151,14 @@ def _integer(settings: BaseSettings, name: str, *, low: int) -> int:
     return value
 
 
+def _fetch_concurrency(settings: BaseSettings) -> int:
+    """``ROBOTS_STD_FETCH_CONCURRENCY``, or ``CONCURRENT_REQUESTS`` when unset."""
+    name = "ROBOTS_STD_FETCH_CONCURRENCY"
+    if settings.get(name) in (None, ""):
+        return settings.getint("CONCURRENT_REQUESTS") or _FETCH_CONCURRENCY_FALLBACK
+    return _integer(settings, name, low=1)
+
+
 def _choice(
     settings: BaseSettings,
     name: str,
@@ -234,6 +247,8 @@ class Config:
     retry_backoff: float
     retry_after_max: float
     max_wait: float
+    #: robots.txt fetch cycles the scheduler's queue keeps in flight at once
+    fetch_concurrency: int
     cache_backend: Any
     cache_ttl: float
     cache_min_ttl: float
@@ -315,6 +330,7 @@ class Config:
             max_wait=_number(
                 settings, "ROBOTS_STD_MAX_WAIT", low=0, low_inclusive=False
             ),
+            fetch_concurrency=_fetch_concurrency(settings),
             cache_backend=backend,
             cache_ttl=ttl,
             cache_min_ttl=min_ttl,

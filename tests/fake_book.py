@@ -18,8 +18,6 @@ class FakeBook:
         self.needed: list[str] = []
         self.queues: list[Any] = []
         self.wakes = 0
-        #: how many more fetches the "downloader" has room for
-        self.room = 1000
 
     def attach(self, queue: Any) -> None:
         self.queues.append(queue)
@@ -30,19 +28,13 @@ class FakeBook:
     def fresh(self, origin_key: str, *, waited: bool = False) -> object | None:
         return object() if origin_key in self.verdicts else None
 
-    def pending_origin(self, request: Request) -> Origin | None:
+    def origin_to_check(self, request: Request) -> Origin | None:
         if request.meta.get("dont_obey_robotstxt"):
             return None
-        origin = origin_of(request.url)
-        if origin is None or origin.key in self.verdicts:
-            return None
-        return origin
+        return origin_of(request.url)
 
     def need(self, origin: Origin, trigger: Request | None) -> None:
         self.needed.append(origin.key)
-
-    def may_fetch(self) -> bool:
-        return len(self.needed) < self.room
 
     def wake_engine(self) -> None:
         self.wakes += 1

@@ -2,8 +2,9 @@
 
     python redis_worker.py REDIS_URL OUT_JSON [URL ...]
 
-Crawls with scrapy-redis's scheduler and dupefilter, the add-on, RedisCache and
-:class:`~scrapy_robots_std.RobotsAwareRedisQueue`, through the HTTP proxy in
+Crawls with scrapy-redis's scheduler and dupefilter, the add-on (which makes
+:class:`~scrapy_robots_std.RobotsAwareRedisQueue` the queue class: the settings
+below do not name it) and RedisCache, through the HTTP proxy in
 ``http_proxy`` (the test's HostileServer, which answers for every host name). The
 URLs given become its start requests (pushed to the shared queue); a worker given
 none only works through what the queue holds. At the end it writes its stats, the
@@ -38,10 +39,9 @@ def worker_settings(redis_url: str) -> dict[str, Any]:
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": "INFO",
         "CONCURRENT_REQUESTS": 32,
-        # scrapy-redis, with the queue that keeps waiting requests in Redis
+        # scrapy-redis; the add-on sets SCHEDULER_QUEUE_CLASS
         "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
         "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
-        "SCHEDULER_QUEUE_CLASS": "scrapy_robots_std.RobotsAwareRedisQueue",
         "SCHEDULER_PERSIST": True,
     }
 

@@ -15,6 +15,7 @@ from scrapy.core.downloader.middleware import DownloaderMiddlewareManager
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 from scrapy.utils.misc import load_object
 from scrapy.utils.test import get_crawler
+from scrapy_redis.scheduler import Scheduler as RedisScheduler
 
 from scrapy_robots_std import Addon as PublicAddon
 from scrapy_robots_std.scrapy.addon import MIDDLEWARE_PRIORITY, Addon
@@ -194,3 +195,48 @@ def test_a_priority_queue_in_the_project_settings_wins() -> None:
     chosen = "scrapy.pqueues.DownloaderAwarePriorityQueue"
     crawler = get_crawler(settings_dict={"SCHEDULER_PRIORITY_QUEUE": chosen, **ADDON})
     assert crawler.settings["SCHEDULER_PRIORITY_QUEUE"] == chosen
+
+
+REDIS_SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+
+
+class RedisSchedulerSubclass(RedisScheduler):  # type: ignore[misc]
+    """A project's own scheduler built on scrapy-redis's."""
+
+
+def test_addon_sets_the_redis_queue_class_for_scrapy_redis() -> None:
+    baseline = get_crawler(settings_dict={"SCHEDULER": REDIS_SCHEDULER})
+    crawler = get_crawler(settings_dict={"SCHEDULER": REDIS_SCHEDULER, **ADDON})
+    changed = _changed_settings(crawler, baseline)
+    assert changed["SCHEDULER_QUEUE_CLASS"] == "scrapy_robots_std.RobotsAwareRedisQueue"
+    assert set(changed) == {
+        "ADDONS",
+        "DOWNLOADER_MIDDLEWARES",
+        "SCHEDULER_PRIORITY_QUEUE",
+        "SCHEDULER_QUEUE_CLASS",
+    }
+
+
+def test_addon_sets_it_for_a_subclass_of_the_scrapy_redis_scheduler() -> None:
+    crawler = get_crawler(
+        settings_dict={"SCHEDULER": "test_addon.RedisSchedulerSubclass", **ADDON}
+    )
+    assert crawler.settings["SCHEDULER_QUEUE_CLASS"] == (
+        "scrapy_robots_std.RobotsAwareRedisQueue"
+    )
+
+
+def test_a_queue_class_of_the_project_wins() -> None:
+    crawler = get_crawler(
+        settings_dict={
+            "SCHEDULER": REDIS_SCHEDULER,
+            "SCHEDULER_QUEUE_CLASS": "scrapy_redis.queue.FifoQueue",
+            **ADDON,
+        }
+    )
+    assert crawler.settings["SCHEDULER_QUEUE_CLASS"] == "scrapy_redis.queue.FifoQueue"
+
+
+def test_without_scrapy_redis_the_queue_class_is_not_set() -> None:
+    crawler = get_crawler(settings_dict=ADDON)
+    assert crawler.settings.get("SCHEDULER_QUEUE_CLASS") is None

@@ -209,6 +209,24 @@ def test_api_dir_lists_the_lazily_imported_names():
         assert name in names
 
 
+def test_api_dir_lists_all_names_without_scrapy_redis():
+    """``RobotsAwareRedisQueue`` needs scrapy-redis; dir() names it all the same."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['scrapy_redis'] = None; "
+        "import scrapy_robots_std as p; print(' '.join(dir(p)))"
+    )
+    names = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    import scrapy_robots_std
+
+    assert set(scrapy_robots_std.__all__) <= set(names)
+    assert "RobotsAwareRedisQueue" in names
+
+
 def test_api_public_exceptions_are_exported():
     import scrapy_robots_std
     from scrapy_robots_std.config import SettingsError

@@ -30,6 +30,7 @@ ATTRIBUTES = {
     "ROBOTS_STD_RETRY_BACKOFF": "retry_backoff",
     "ROBOTS_STD_RETRY_AFTER_MAX": "retry_after_max",
     "ROBOTS_STD_MAX_WAIT": "max_wait",
+    "ROBOTS_STD_FETCH_CONCURRENCY": "fetch_concurrency",
     "ROBOTS_STD_CACHE_BACKEND": "cache_backend",
     "ROBOTS_STD_CACHE_TTL": "cache_ttl",
     "ROBOTS_STD_CACHE_MIN_TTL": "cache_min_ttl",
@@ -61,10 +62,15 @@ def test_every_default_setting_is_checked_here() -> None:
     assert set(ATTRIBUTES) == set(DEFAULTS)
 
 
+#: Settings whose default is worked out from another setting (tested below).
+DERIVED = {"ROBOTS_STD_FETCH_CONCURRENCY"}
+
+
 def test_defaults_equal_DEFAULTS() -> None:
     config = _config()
     for name, attribute in ATTRIBUTES.items():
-        assert getattr(config, attribute) == DEFAULTS[name], name
+        if name not in DERIVED:
+            assert getattr(config, attribute) == DEFAULTS[name], name
     assert config.token is None
     assert config.default_user_agent == Settings().get("USER_AGENT")
 
@@ -74,7 +80,26 @@ def test_unset_and_empty_values_mean_the_default(empty: object) -> None:
     settings = dict.fromkeys(ATTRIBUTES, empty)
     config = _config(**settings)
     for name, attribute in ATTRIBUTES.items():
-        assert getattr(config, attribute) == DEFAULTS[name], name
+        if name not in DERIVED:
+            assert getattr(config, attribute) == DEFAULTS[name], name
+    assert config.fetch_concurrency == Settings().getint("CONCURRENT_REQUESTS")
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ({}, 16),
+        ({"CONCURRENT_REQUESTS": 64}, 64),
+        # 0 means "no limit" to Scrapy; robots.txt fetches keep a bound
+        ({"CONCURRENT_REQUESTS": 0}, 16),
+        ({"CONCURRENT_REQUESTS": 64, "ROBOTS_STD_FETCH_CONCURRENCY": "4"}, 4),
+        ({"ROBOTS_STD_FETCH_CONCURRENCY": 1}, 1),
+    ],
+)
+def test_fetch_concurrency_defaults_to_concurrent_requests(
+    settings: dict[str, object], expected: int
+) -> None:
+    assert _config(**settings).fetch_concurrency == expected
 
 
 def test_config_is_frozen() -> None:
@@ -194,6 +219,9 @@ INVALID = [
     ("ROBOTS_STD_FETCH_TIMEOUT", "nan"),
     ("ROBOTS_STD_FETCH_TIMEOUT", True),
     ("ROBOTS_STD_FETCH_TIMEOUT", [15]),
+    ("ROBOTS_STD_FETCH_CONCURRENCY", 0),
+    ("ROBOTS_STD_FETCH_CONCURRENCY", "many"),
+    ("ROBOTS_STD_FETCH_CONCURRENCY", 2.5),
     ("ROBOTS_STD_MAX_WAIT", 0),
     ("ROBOTS_STD_MAX_WAIT", "-5"),
     ("ROBOTS_STD_MAX_WAIT", "a minute"),

@@ -30,7 +30,7 @@ from twisted.internet.defer import gatherResults
 from scrapy_robots_std import RobotsTxtDisallowed
 from scrapy_robots_std.cache import SqliteCache
 from scrapy_robots_std.config import Config
-from scrapy_robots_std.scrapy import waiting
+from scrapy_robots_std.scrapy import holding, waiting
 from scrapy_robots_std.scrapy.store import Store
 from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
 
@@ -305,7 +305,7 @@ def test_a_jobdir_saved_by_the_default_queue_resumes_with_its_requests(
 
     book = FakeBook()
     book.verdicts.update({"http://a.test:80", "http://b.test:80"})
-    monkeypatch.setattr(waiting, "book_for", lambda crawler: book)
+    monkeypatch.setattr(holding, "find_book", lambda crawler: book)
     resumed = RobotsAwarePriorityQueue.from_crawler(
         crawler, PickleFifoDiskQueue, key, state
     )
@@ -317,7 +317,7 @@ def test_a_jobdir_saved_by_the_default_queue_resumes_with_its_requests(
         "http://b.test/1",
     ]
     assert resumed.pop() is None
-    assert resumed.close()["slots"] == {}
+    assert resumed.close()["queues"] == []
 
 
 # -- 7. A JOBDIR with waiting requests resumed with ROBOTSTXT_OBEY off ----------------
@@ -334,13 +334,13 @@ def test_waiting_requests_come_out_when_resumed_without_the_middleware(
     crawler = get_crawler(Spider)
     crawler.spider = Spider("unit")
     book = FakeBook()
-    monkeypatch.setattr(waiting, "book_for", lambda crawler: book)
+    monkeypatch.setattr(holding, "find_book", lambda crawler: book)
     first = RobotsAwarePriorityQueue.from_crawler(crawler, PickleFifoDiskQueue, key)
     first.push(Request("http://a.test/1"))
     assert first.pop() is None  # held: a.test has no verdict yet
     state = json.loads(json.dumps(first.close()))
 
-    monkeypatch.setattr(waiting, "book_for", lambda crawler: None)
+    monkeypatch.setattr(holding, "find_book", lambda crawler: None)
     resumed = RobotsAwarePriorityQueue.from_crawler(
         crawler, PickleFifoDiskQueue, key, state
     )

@@ -15,6 +15,7 @@ from scrapy_robots_std.scrapy.startup import closest_setting, unknown_settings
 
 if TYPE_CHECKING:
     from hostile import CrawlResult, HostileServer
+    from redis_server import RedisServer
 
 pytestmark = pytest.mark.crawl
 
@@ -48,7 +49,7 @@ async def test_one_info_line_gives_the_setup_and_nothing_is_wrong(
         "robots.txt: standard rfc9309, token from each request's User-Agent, cache "
         "MemoryCache, unreachable for 120s, wait budget 10s, crawl-delay off, dry "
         "run off, usage preferences exposed only, waiting requests in the "
-        "scheduler's queue"
+        "scheduler's queue (RobotsAwarePriorityQueue)"
     )
     assert warnings_of(result) == []
 
@@ -134,7 +135,12 @@ async def test_the_builtin_middleware_beside_ours_warns(hostile: HostileServer) 
         "RobotsTxtStdMiddleware: both fetch robots.txt and drop requests."
     )
     # This manual form also forgot the queue: said too, and in the INFO line.
-    assert queue.startswith("The scheduler has no RobotsAwarePriorityQueue:")
+    assert queue == (
+        "The scheduler's queue DownloaderAwarePriorityQueue (SCHEDULER_PRIORITY_QUEUE) "
+        "does not hold the requests that wait for a robots.txt: they wait in the "
+        "downloader, each holding a concurrency slot, and JOBDIR does not keep them; "
+        "use SCHEDULER_PRIORITY_QUEUE = 'scrapy_robots_std.RobotsAwarePriorityQueue'"
+    )
     assert setup_line(result).endswith("waiting requests in the downloader")
 
 
@@ -154,3 +160,61 @@ def test_the_closest_valid_name(name: str, closest: str | None) -> None:
 def test_unknown_settings_are_only_ours() -> None:
     names = {"ROBOTS_STD_STANDARD": 1, "ROBOTS_STD_X": 1, "OTHER": 1, "ROBOTS_X": 1}
     assert unknown_settings(names) == ["ROBOTS_STD_X"]
+
+
+#: scrapy-redis still passes ``spider=`` to the stats collector.
+SCRAPY_REDIS_WARNINGS = pytest.mark.filterwarnings(
+    "ignore:Passing a 'spider' argument:scrapy.exceptions.ScrapyDeprecationWarning"
+)
+
+
+def _scrapy_redis(redis_url: str, prefix: str, **extra: object) -> dict[str, object]:
+    return settings(
+        SCHEDULER="scrapy_redis.scheduler.Scheduler",
+        DUPEFILTER_CLASS="scrapy_redis.dupefilter.RFPDupeFilter",
+        REDIS_URL=redis_url,
+        SCHEDULER_QUEUE_KEY=f"{prefix}:requests",
+        SCHEDULER_DUPEFILTER_KEY=f"{prefix}:dupefilter",
+        **extra,
+    )
+
+
+@SCRAPY_REDIS_WARNINGS
+@deferred_f_from_coro_f
+async def test_scrapy_redis_needs_no_queue_setting_with_the_addon(
+    hostile: HostileServer, redis_server: RedisServer
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, ["/public/a", "/private/b"])
+    result = await run_crawl(urls, _scrapy_redis(redis_server.url, "startup-addon"))
+    assert setup_line(result).endswith(
+        "waiting requests in the scheduler's queue (RobotsAwareRedisQueue)"
+    )
+    assert warnings_of(result) == []
+    assert pages_served(hostile) == {"/public/a"}
+
+
+@SCRAPY_REDIS_WARNINGS
+@deferred_f_from_coro_f
+async def test_scrapy_redis_with_a_queue_class_of_its_own_warns(
+    hostile: HostileServer, redis_server: RedisServer
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, ["/public/a", "/private/b"])
+    result = await run_crawl(
+        urls,
+        _scrapy_redis(
+            redis_server.url,
+            "startup-own",
+            SCHEDULER_QUEUE_CLASS="scrapy_redis.queue.FifoQueue",
+        ),
+    )
+    [queue] = warnings_of(result)
+    assert queue == (
+        "The scheduler's queue FifoQueue (SCHEDULER_QUEUE_CLASS) does not hold the "
+        "requests that wait for a robots.txt: they wait in the downloader, each "
+        "holding a concurrency slot, and JOBDIR does not keep them; use "
+        "SCHEDULER_QUEUE_CLASS = 'scrapy_robots_std.RobotsAwareRedisQueue'"
+    )
+    assert setup_line(result).endswith("waiting requests in the downloader")
+    assert pages_served(hostile) == {"/public/a"}

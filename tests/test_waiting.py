@@ -1,26 +1,51 @@
-"""RobotsAwarePriorityQueue with a stand-in book: where a waiting request lives, when
-it comes back, and that a disk queue's state keeps the waiting requests (JOBDIR).
+"""RobotsAwarePriorityQueue with a stand-in book and downloader: where a held request
+lives, which request goes next, when a fetch is asked for, and what a disk queue's
+state keeps (JOBDIR), including states saved by other priority queues.
 
-The real crawls are in test_matrix_crawl.py and test_jobdir_resume.py.
+The real crawls are in test_matrix_crawl.py, test_jobdir_resume.py and
+test_scheduling_crawl.py.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
+import pytest
 from fake_book import FakeBook
 from scrapy import Request, Spider
+from scrapy.pqueues import DownloaderAwarePriorityQueue, ScrapyPriorityQueue
 from scrapy.squeues import FifoMemoryQueue, PickleFifoDiskQueue
+from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.test import get_crawler
 
-from scrapy_robots_std.scrapy import waiting
-from scrapy_robots_std.scrapy.waiting import WAITED_META, RobotsAwarePriorityQueue
+from scrapy_robots_std.scrapy import holding
+from scrapy_robots_std.scrapy.verdicts import WAITED_META
+from scrapy_robots_std.scrapy.waiting import STATE_FORMAT, RobotsAwarePriorityQueue
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pytest
     from scrapy.pqueues import QueueProtocol
+
+
+class _Slot:
+    def __init__(self, active: int) -> None:
+        self.active = set(range(active))
+
+
+class FakeDownloader:
+    """The slot key is the host name (Scrapy's default); ``busy`` sets how many
+    downloads each slot has in progress."""
+
+    def __init__(self) -> None:
+        self.slots: dict[str, _Slot] = {}
+
+    def busy(self, slot: str, active: int) -> None:
+        self.slots[slot] = _Slot(active)
+
+    def get_slot_key(self, request: Request) -> str:
+        return urlparse_cached(request).hostname or ""
 
 
 def make_queue(
@@ -29,16 +54,15 @@ def make_queue(
     downstream: type[QueueProtocol] = FifoMemoryQueue,
     key: str = "",
     state: object = None,
+    downloader: FakeDownloader | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> RobotsAwarePriorityQueue:
-    monkeypatch.setattr(waiting, "book_for", lambda crawler: book)
-    crawler = get_crawler(Spider)
+    monkeypatch.setattr(holding, "find_book", lambda crawler: book)
+    crawler = get_crawler(Spider, settings)
     crawler.spider = Spider("unit")
-    return RobotsAwarePriorityQueue.from_crawler(
-        crawler,
-        downstream,
-        key,
-        state,  # type: ignore[arg-type]
-    )
+    engine = type("Engine", (), {"downloader": downloader or FakeDownloader()})()
+    crawler._engine = engine  # type: ignore[assignment]
+    return RobotsAwarePriorityQueue.from_crawler(crawler, downstream, key, state)
 
 
 def urls(queue: RobotsAwarePriorityQueue) -> list[str]:
@@ -51,17 +75,48 @@ def urls(queue: RobotsAwarePriorityQueue) -> list[str]:
     return popped
 
 
-def test_without_the_book_it_is_a_plain_priority_queue(
+def test_without_the_book_requests_go_by_priority_within_a_slot(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     queue = make_queue(None, monkeypatch)
     queue.push(Request("http://a.test/1", priority=0))
-    queue.push(Request("http://b.test/1", priority=5))
-    assert urls(queue) == ["http://b.test/1", "http://a.test/1"]
+    queue.push(Request("http://a.test/2", priority=5))
+    assert urls(queue) == ["http://a.test/2", "http://a.test/1"]
     assert len(queue) == 0
 
 
-def test_an_origin_without_a_verdict_waits_and_the_others_go_on(
+def test_the_least_busy_slot_goes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """DownloaderAwarePriorityQueue's choice, kept: fewest active downloads first,
+    whatever the priorities across slots."""
+    downloader = FakeDownloader()
+    downloader.busy("a.test", 2)
+    downloader.busy("b.test", 0)
+    book = FakeBook()
+    book.verdicts.update({"http://a.test:80", "http://b.test:80"})
+    queue = make_queue(book, monkeypatch, downloader=downloader)
+    queue.push(Request("http://a.test/1", priority=10))
+    queue.push(Request("http://b.test/1", priority=0))
+    first = queue.pop()
+    assert first is not None
+    assert first.url == "http://b.test/1"
+    downloader.busy("b.test", 3)
+    second = queue.pop()
+    assert second is not None
+    assert second.url == "http://a.test/1"
+
+
+def test_equally_busy_slots_take_turns(monkeypatch: pytest.MonkeyPatch) -> None:
+    book = FakeBook()
+    book.verdicts.update({"http://a.test:80", "http://b.test:80"})
+    queue = make_queue(book, monkeypatch)
+    for n in range(3):
+        queue.push(Request(f"http://a.test/{n}"))
+        queue.push(Request(f"http://b.test/{n}"))
+    hosts = [url.split("/")[2] for url in urls(queue)]
+    assert hosts == ["a.test", "b.test"] * 3
+
+
+def test_a_held_origin_is_passed_over_and_its_fetch_starts_at_push(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     book = FakeBook()
@@ -69,9 +124,10 @@ def test_an_origin_without_a_verdict_waits_and_the_others_go_on(
     queue = make_queue(book, monkeypatch)
     for url in ("http://a.test/1", "http://b.test/1", "http://a.test/2"):
         queue.push(Request(url))
-    queue.push(Request("http://a.test/free", meta={"dont_obey_robotstxt": True}))
-    assert urls(queue) == ["http://b.test/1", "http://a.test/free"]
+    # Fetched ahead: asked for when the request was queued, before any pop.
     assert book.needed == ["http://a.test:80", "http://a.test:80"]
+    queue.push(Request("http://a.test/free", meta={"dont_obey_robotstxt": True}))
+    assert sorted(urls(queue)) == ["http://a.test/free", "http://b.test/1"]
     assert len(queue) == queue.waiting() == 2
     book.decide("http://a.test/")
     released = [queue.pop(), queue.pop()]
@@ -84,7 +140,32 @@ def test_an_origin_without_a_verdict_waits_and_the_others_go_on(
     assert len(queue) == 0
 
 
-def test_waiting_requests_come_back_in_priority_order(
+def test_a_held_origin_does_not_block_another_origin_of_its_slot(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """http://a.test and https://a.test share the download slot ``a.test``."""
+    book = FakeBook()
+    book.verdicts.add("https://a.test:443")
+    queue = make_queue(book, monkeypatch)
+    queue.push(Request("http://a.test/held", priority=9))
+    queue.push(Request("https://a.test/ready", priority=0))
+    assert urls(queue) == ["https://a.test/ready"]
+    book.decide("http://a.test/")
+    assert urls(queue) == ["http://a.test/held"]
+
+
+def test_within_a_slot_the_higher_priority_origin_goes_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    book = FakeBook()
+    book.verdicts.update({"http://a.test:80", "https://a.test:443"})
+    queue = make_queue(book, monkeypatch)
+    queue.push(Request("http://a.test/low", priority=0))
+    queue.push(Request("https://a.test/high", priority=5))
+    assert urls(queue) == ["https://a.test/high", "http://a.test/low"]
+
+
+def test_held_requests_come_back_in_priority_order(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     book = FakeBook()
@@ -96,15 +177,16 @@ def test_waiting_requests_come_back_in_priority_order(
     assert urls(queue) == ["http://a.test/9", "http://a.test/5", "http://a.test/1"]
 
 
-def test_a_verdict_decided_at_once_releases_the_request_in_the_same_pop(
+def test_a_verdict_decided_inside_need_releases_the_request_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Twisted's default reactor with the HTTP cache: the fetch ends inside need()."""
+    """Twisted's default reactor with the HTTP cache: the fetch ends inside need(),
+    which push() calls after filing the request."""
 
     class AtOnce(FakeBook):
-        def need(self, origin: object, trigger: Request | None) -> None:
-            super().need(origin, trigger)  # type: ignore[arg-type]
-            self.decide(origin.key + "/")  # type: ignore[attr-defined]
+        def need(self, origin: Any, trigger: Request | None) -> None:
+            super().need(origin, trigger)
+            self.decide(origin.key + "/")
 
     book = AtOnce()
     queue = make_queue(book, monkeypatch)
@@ -115,7 +197,46 @@ def test_a_verdict_decided_at_once_releases_the_request_in_the_same_pop(
     assert len(queue) == 0
 
 
-def test_a_disk_queue_keeps_its_waiting_requests_across_close_and_resume(
+def test_an_expired_verdict_holds_its_origin_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    book = FakeBook()
+    book.verdicts.add("http://a.test:80")
+    queue = make_queue(book, monkeypatch)
+    queue.push(Request("http://a.test/1"))
+    queue.push(Request("http://a.test/2"))
+    assert book.needed == []
+    book.verdicts.clear()  # expired
+    assert queue.pop() is None
+    assert book.needed == ["http://a.test:80"]
+    assert queue.waiting() == 2
+    book.decide("http://a.test/")
+    assert urls(queue) == ["http://a.test/1", "http://a.test/2"]
+
+
+@pytest.mark.filterwarnings(
+    "ignore:The CONCURRENT_REQUESTS_PER_IP setting is deprecated"
+)
+def test_per_ip_concurrency_takes_requests_by_priority_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Scrapy's DownloaderAwarePriorityQueue refuses CONCURRENT_REQUESTS_PER_IP."""
+    downloader = FakeDownloader()
+    downloader.busy("b.test", 5)
+    book = FakeBook()
+    book.verdicts.update({"http://a.test:80", "http://b.test:80"})
+    queue = make_queue(
+        book,
+        monkeypatch,
+        downloader=downloader,
+        settings={"CONCURRENT_REQUESTS_PER_IP": 2},
+    )
+    queue.push(Request("http://a.test/1", priority=0))
+    queue.push(Request("http://b.test/1", priority=3))
+    assert urls(queue) == ["http://b.test/1", "http://a.test/1"]
+
+
+def test_a_disk_queue_keeps_its_held_requests_across_close_and_resume(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     book = FakeBook()
@@ -125,19 +246,21 @@ def test_a_disk_queue_keeps_its_waiting_requests_across_close_and_resume(
     for url in ("http://a.test/1", "http://a.test/2", "http://b.test/1"):
         queue.push(Request(url))
     queue.push(Request("http://c.test/1"))
-    assert queue.pop() is not None  # b.test goes; a.test waits
-    assert queue.waiting() == 2
-    state = queue.close()
-    assert set(state) == {"ready", "waiting", "slots"}
-    assert set(state["waiting"]) == {"http://a.test:80"}
+    assert queue.pop() is not None  # b.test goes; a.test and c.test wait
+    assert queue.waiting() == 3
+    state = json.loads(json.dumps(queue.close()))  # as active.json holds it
+    assert state["format"] == STATE_FORMAT
+    assert sorted(origin for _, origin, _ in state["queues"]) == [
+        "http://a.test:80",
+        "http://c.test:80",
+    ]
 
     resumed_book = FakeBook()
     resumed = make_queue(resumed_book, monkeypatch, PickleFifoDiskQueue, key, state)
     assert len(resumed) == 3
-    assert resumed.pop() is None  # c.test now waits too
-    # The restored origin's fetch starts on the first pop, with no trigger.
-    assert "http://a.test:80" in resumed_book.needed
-    assert "http://c.test:80" in resumed_book.needed
+    assert resumed.pop() is None
+    # The restored origins' fetches are asked for on the first pop.
+    assert sorted(resumed_book.needed) == ["http://a.test:80", "http://c.test:80"]
     resumed_book.decide("http://a.test/")
     resumed_book.decide("http://c.test/")
     assert sorted(urls(resumed)) == [
@@ -145,20 +268,128 @@ def test_a_disk_queue_keeps_its_waiting_requests_across_close_and_resume(
         "http://a.test/2",
         "http://c.test/1",
     ]
+    resumed.close()
+    # Emptied queues leave no directory behind.
+    assert [p.name for p in (tmp_path / "requests.queue").iterdir()] == []
 
 
-def test_a_state_saved_by_scrapy_priority_queue_resumes(
+def test_one_directory_per_slot_and_origin_under_jobdir(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """A JOBDIR started without this queue (a list of priorities) still resumes."""
-    from scrapy.pqueues import ScrapyPriorityQueue
-
-    key = str(tmp_path / "requests.queue")
-    crawler = get_crawler(Spider)
-    plain = ScrapyPriorityQueue(crawler, PickleFifoDiskQueue, key)
-    plain.push(Request("http://a.test/1"))
-    state = plain.close()
+    """Held requests stay in their slot's queue: no queue per waiting origin on top
+    of the slot's (the file descriptors a JOBDIR crawl holds)."""
     book = FakeBook()
-    book.verdicts.add("http://a.test:80")
-    queue = make_queue(book, monkeypatch, PickleFifoDiskQueue, key, state)
-    assert urls(queue) == ["http://a.test/1"]
+    key = str(tmp_path / "requests.queue")
+    queue = make_queue(book, monkeypatch, PickleFifoDiskQueue, key)
+    for n in range(3):
+        queue.push(Request(f"http://a.test/{n}"))
+        queue.push(Request(f"http://b.test/{n}"))
+    assert len(list((tmp_path / "requests.queue").iterdir())) == 2
+    queue.close()
+
+
+def test_an_unserializable_request_leaves_nothing_behind(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The scheduler catches the ValueError and keeps the request in memory."""
+    book = FakeBook()
+    key = str(tmp_path / "requests.queue")
+    queue = make_queue(book, monkeypatch, PickleFifoDiskQueue, key)
+    unserializable = Request("http://a.test/1", callback=lambda r: None)
+    with pytest.raises(ValueError, match="not an instance method"):
+        queue.push(unserializable)
+    assert len(queue) == 0
+    assert queue.pop() is None
+    assert queue.close()["queues"] == []
+
+
+def _legacy_states(key: str) -> dict[str, Any]:
+    """States that other priority queues saved for three requests."""
+    crawler = get_crawler(Spider)
+    crawler._engine = type("E", (), {"downloader": FakeDownloader()})()  # type: ignore[assignment]
+    plain = ScrapyPriorityQueue(crawler, PickleFifoDiskQueue, key + "-plain")
+    dapq = DownloaderAwarePriorityQueue(crawler, PickleFifoDiskQueue, key + "-dapq")
+    old_ready = ScrapyPriorityQueue(crawler, PickleFifoDiskQueue, key + "-v04")
+    old_waiting = ScrapyPriorityQueue(
+        crawler,
+        PickleFifoDiskQueue,
+        key + "-v04/robots-waiting/" + _path_safe("http://a.test:80"),
+    )
+    for url in ("http://a.test/1", "http://b.test/1", "http://a.test/2"):
+        plain.push(Request(url))
+        dapq.push(Request(url))
+    old_ready.push(Request("http://b.test/1"))
+    old_waiting.push(Request("http://a.test/1"))
+    old_waiting.push(Request("http://a.test/2"))
+    v04 = {"ready": old_ready.close(), "waiting": {"http://a.test:80": None}}
+    v04["waiting"]["http://a.test:80"] = old_waiting.close()
+    return {
+        "-plain": plain.close(),
+        "-dapq": dapq.close(),
+        "-v04": {**v04, "slots": {}},
+    }
+
+
+def _path_safe(text: str) -> str:
+    from scrapy.pqueues import _path_safe as scrapy_path_safe
+
+    return scrapy_path_safe(text)
+
+
+@pytest.mark.parametrize("saved_by", ["-plain", "-dapq", "-v04"])
+def test_a_state_saved_by_another_queue_resumes_with_every_request(
+    saved_by: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ScrapyPriorityQueue (a list), DownloaderAwarePriorityQueue (Scrapy's default:
+    ``{slot: priorities}``) and this package's 0.4 queue (``ready``/``waiting``)."""
+    key = str(tmp_path / "requests.queue")
+    state = json.loads(json.dumps(_legacy_states(key)[saved_by]))
+    book = FakeBook()
+    book.verdicts.add("http://b.test:80")
+    queue = make_queue(book, monkeypatch, PickleFifoDiskQueue, key + saved_by, state)
+    assert len(queue) == 3
+    assert urls(queue) == ["http://b.test/1"]
+    assert queue.waiting() == 2
+    assert set(book.needed) == {"http://a.test:80"}
+    # Closed and resumed again before the verdict: nothing is lost on the way.
+    state = json.loads(json.dumps(queue.close()))
+    book = FakeBook()
+    queue = make_queue(book, monkeypatch, PickleFifoDiskQueue, key + saved_by, state)
+    assert len(queue) == 2
+    assert queue.pop() is None
+    book.decide("http://a.test/")
+    assert sorted(urls(queue)) == ["http://a.test/1", "http://a.test/2"]
+
+
+def test_a_state_resumed_without_the_middleware_gives_every_request(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """ROBOTSTXT_OBEY turned off between the stop and the resume: nothing is held."""
+    key = str(tmp_path / "requests.queue")
+    first = make_queue(FakeBook(), monkeypatch, PickleFifoDiskQueue, key)
+    first.push(Request("http://a.test/1"))
+    assert first.pop() is None  # held: a.test has no verdict yet
+    state = json.loads(json.dumps(first.close()))
+    resumed = make_queue(None, monkeypatch, PickleFifoDiskQueue, key, state)
+    assert len(resumed) == 1
+    assert urls(resumed) == ["http://a.test/1"]
+    assert len(resumed) == 0
+    resumed.close()
+
+
+def test_a_pop_does_bounded_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many origins whose verdicts expired: one pop holds at most MAX_STEPS of them
+    and has the engine come back."""
+    book = FakeBook()
+    total = holding.MAX_STEPS + 20
+    book.verdicts.update(f"http://h{n}.test:80" for n in range(total))
+    queue = make_queue(book, monkeypatch)
+    for n in range(total):
+        queue.push(Request(f"http://h{n}.test/"))
+    book.verdicts.clear()
+    assert queue.pop() is None
+    assert queue.waiting() == holding.MAX_STEPS
+    assert book.wakes == 1
+    assert queue.pop() is None
+    assert queue.waiting() == total
+    assert book.wakes == 1

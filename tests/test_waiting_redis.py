@@ -16,14 +16,14 @@ from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.scrapy.origin import origin_of
-from scrapy_robots_std.scrapy.waiting import WAITED_META
+from scrapy_robots_std.scrapy.verdicts import WAITED_META
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 pytest.importorskip("scrapy_redis")
 
-from scrapy_robots_std.scrapy import waiting_redis
+from scrapy_robots_std.scrapy import holding, waiting_redis
 from scrapy_robots_std.scrapy.waiting_redis import (
     MAX_STEPS,
     RobotsAwareRedisQueue,
@@ -48,7 +48,7 @@ def server(redis_url: str) -> Iterator[redis.Redis]:
 def make_queue(
     server: redis.Redis, book: FakeBook | None, monkeypatch: pytest.MonkeyPatch
 ) -> RobotsAwareRedisQueue:
-    monkeypatch.setattr(waiting_redis, "book_for", lambda crawler: book)
+    monkeypatch.setattr(holding, "find_book", lambda crawler: book)
     crawler = get_crawler(UnitSpider)
     spider = UnitSpider.from_crawler(crawler)
     crawler.spider = spider
@@ -155,11 +155,16 @@ def test_another_worker_takes_over_the_waiting_requests(
 def test_one_pop_moves_a_bounded_number_of_requests(
     server: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Requests in the shared queue whose origins have no verdict here (another
+    worker pushed them, or the verdicts expired): one pop holds at most MAX_STEPS."""
     book = FakeBook()
     queue = make_queue(server, book, monkeypatch)
     total = MAX_STEPS + 30
+    book.verdicts.update(key(f"http://o{n}.test/") for n in range(total))
     for n in range(total):
         queue.push(Request(f"http://o{n}.test/"))
+    assert int(server.zcard(KEY)) == total
+    book.verdicts.clear()
     assert queue.pop() is None
     assert int(server.zcard(KEY)) == total - MAX_STEPS
     assert sum(waiting_in_redis(server).values()) == MAX_STEPS

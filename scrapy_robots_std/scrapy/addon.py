@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy.queues import REDIS_QUEUE, uses_scrapy_redis
 from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
 
 if TYPE_CHECKING:
@@ -22,8 +23,10 @@ class Addon:
     """Puts :class:`RobotsTxtStdMiddleware` in the built-in's slot and removes the built-in.
 
     It also makes :class:`RobotsAwarePriorityQueue` the scheduler's priority queue,
-    so requests that wait for robots.txt wait in the scheduler (at the add-on's
-    priority: a ``SCHEDULER_PRIORITY_QUEUE`` in the project's settings wins).
+    so requests that wait for robots.txt wait in the scheduler, and, when
+    ``SCHEDULER`` is scrapy-redis's, ``RobotsAwareRedisQueue`` its
+    ``SCHEDULER_QUEUE_CLASS``. Both at the add-on's priority: a queue in the
+    project's settings wins.
 
     ``ROBOTSTXT_OBEY`` stays the one on/off switch: with it off, the middleware
     raises ``NotConfigured`` and nothing obeys robots.txt, as with the built-in.
@@ -38,3 +41,5 @@ class Addon:
             "DOWNLOADER_MIDDLEWARES", RobotsTxtStdMiddleware, MIDDLEWARE_PRIORITY
         )
         settings.set("SCHEDULER_PRIORITY_QUEUE", RobotsAwarePriorityQueue, "addon")
+        if uses_scrapy_redis(settings):
+            settings.set("SCHEDULER_QUEUE_CLASS", REDIS_QUEUE, "addon")

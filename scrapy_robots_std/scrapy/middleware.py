@@ -33,8 +33,7 @@ from scrapy_robots_std.scrapy.sitemaps import SitemapFeeder
 from scrapy_robots_std.scrapy.startup import report_startup
 from scrapy_robots_std.scrapy.store import Store
 from scrapy_robots_std.scrapy.usage import UsageGate
-from scrapy_robots_std.scrapy.verdicts import VerdictBook
-from scrapy_robots_std.scrapy.waiting import WAITED_META
+from scrapy_robots_std.scrapy.verdicts import WAITED_META, VerdictBook
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

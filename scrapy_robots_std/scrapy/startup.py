@@ -18,6 +18,7 @@ from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_robots_std.config import DEFAULTS
 from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.queues import PRIORITY_QUEUE, REDIS_QUEUE, queue_in_use
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -66,11 +67,24 @@ def report_startup(
             "DOWNLOADER_MIDDLEWARES",
             extra=extra,
         )
+    setting, queue = queue_in_use(crawler.settings)
     if not queues:
+        ours = REDIS_QUEUE if setting == "SCHEDULER_QUEUE_CLASS" else PRIORITY_QUEUE
         logger.warning(
-            "The scheduler has no RobotsAwarePriorityQueue: requests that wait for a "
-            "robots.txt wait in the downloader, each holding a concurrency slot, and "
-            "JOBDIR does not keep them (see SCHEDULER_PRIORITY_QUEUE in the docs)",
+            "The scheduler's queue %(queue)s (%(setting)s) does not hold the requests "
+            "that wait for a robots.txt: they wait in the downloader, each holding a "
+            "concurrency slot, and JOBDIR does not keep them; use %(setting)s = "
+            "%(ours)r",
+            {"queue": safe(queue), "setting": setting, "ours": ours},
+            extra=extra,
+        )
+    elif setting == "SCHEDULERPRIORITY_QUEUE" and crawler.settings.getint(
+        "CONCURRENT_REQUESTS_PER_IP"
+    ):
+        logger.info(
+            "CONCURRENT_REQUESTS_PER_IP is set, which Scrapy's "
+            "DownloaderAwarePriorityQueue refuses: requests are taken by priority "
+            "alone, as ScrapyPriorityQueue takes them, not from the least busy slot",
             extra=extra,
         )
     token = (
@@ -92,7 +106,7 @@ def report_startup(
             "delay": "on" if config.crawl_delay else "off",
             "dry": "on" if config.dry_run else "off",
             "usage": _usage_policy(config),
-            "where": "scheduler's queue" if queues else "downloader",
+            "where": f"scheduler's queue ({safe(queue)})" if queues else "downloader",
         },
         extra=extra,
     )

@@ -2,9 +2,11 @@
 
 The book is what the middleware and the scheduler's queue ask, per request, from
 memory only: does this request's origin have a fresh verdict? When it does not,
-:meth:`VerdictBook.need` starts the origin's fetch cycle (one per origin at a time).
-When a cycle ends, the verdict goes into memory, the listeners (the queues holding
-that origin's requests) are told, and the engine is woken to pop them.
+:meth:`VerdictBook.need` starts the origin's fetch cycle (one per origin at a time),
+or, when ``ROBOTS_STD_FETCH_CONCURRENCY`` cycles are in flight already, lines the
+origin up for the next free place. When a cycle ends, the verdict goes into memory,
+the listeners (the queues holding that origin's requests) are told, and the engine
+is woken to pop them.
 
 A cycle may end before ``need`` returns: Twisted's default reactor runs a coroutine
 synchronously until it waits, and the HTTP cache answers robots.txt without waiting.
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.scrapy.store import Store
 
-__all__ = ["VerdictBook", "book_for"]
+__all__ = ["WAITED_META", "VerdictBook", "WaitingQueue"]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
@@ -50,16 +51,14 @@ _MEMO_KEY_MAX: Final = 512
 #: when its TTL is shorter (0 included): otherwise they would wait for ever.
 _GRACE: Final = 2.0
 
-_BOOKS: weakref.WeakKeyDictionary[Crawler, VerdictBook] = weakref.WeakKeyDictionary()
-
-
-def book_for(crawler: Crawler) -> VerdictBook | None:
-    """The crawl's book (``None``: the middleware is not enabled)."""
-    return _BOOKS.get(crawler)
+#: Set on a request when it starts waiting in a scheduler queue: the ``time.time()``
+#: it began (the middleware counts the wait).
+WAITED_META: Final = "_robots_std_waiting_since"
 
 
 class WaitingQueue(Protocol):
-    """A scheduler queue that holds requests until their origin has a verdict."""
+    """A scheduler queue that holds requests until their origin has a verdict
+    (:mod:`scrapy_robots_std.scrapy.holding`); it attaches itself to the book."""
 
     def verdict_arrived(self, origin_key: str) -> None: ...
 
@@ -93,11 +92,13 @@ class VerdictBook:
         self._fetches: dict[str, _Fetch] = {}
         self._decided_at: dict[str, float] = {}
         self._queues: list[WaitingQueue] = []
+        #: origins whose fetch waits for a free place (ROBOTS_STD_FETCH_CONCURRENCY)
+        self._lined_up: dict[str, Origin] = {}
+        self._starting = False
         self._tasks: set[Deferred[object]] = set()
         # Every request is looked up at least twice (queue, downloader); its origin
         # depends only on the URL up to its authority, worked out once per prefix.
         self._origins: dict[str, Origin | None] = {}
-        _BOOKS[crawler] = self
 
     # -- asked per request: memory only ---------------------------------------------
 
@@ -144,24 +145,43 @@ class VerdictBook:
     def fetching(self) -> int:
         return len(self._fetches)
 
-    def may_fetch(self) -> bool:
-        """Whether the downloader has room for another robots.txt fetch now. The
-        queues start fetches only then, so robots.txt downloads never burst past
-        ``CONCURRENT_REQUESTS`` (a request waiting in ``process_request`` does not
-        ask: it fetches at once)."""
-        try:
-            downloader = self.crawler.engine.downloader
-        except (AttributeError, RuntimeError):  # no engine yet
-            return True
-        return len(self._fetches) < downloader.total_concurrency and not (
-            downloader.needs_backout()
-        )
+    def lined_up(self) -> int:
+        """Origins whose fetch waits for a free place."""
+        return len(self._lined_up)
 
     # -- fetch cycles -----------------------------------------------------------------
 
     def need(self, origin: Origin, trigger: Request | None) -> None:
-        """Start ``origin``'s fetch cycle unless one is in flight or not needed."""
+        """Have ``origin``'s fetch cycle run, unless one is in flight or its verdict
+        is fresh: at once while fewer than ``ROBOTS_STD_FETCH_CONCURRENCY`` cycles
+        run, otherwise when one ends (oldest first). The scheduler's queues call
+        this as soon as a request is queued, so robots.txt is fetched ahead of need
+        within that bound: a crawl of many new origins does not flood the
+        downloader."""
+        key = origin.key
+        if key in self._fetches or key in self._lined_up:
+            return
+        if len(self._fetches) >= self.fetcher.config.fetch_concurrency:
+            if self.fresh(key) is None:
+                self._lined_up[key] = origin
+            return
         self._fetch_for(origin, trigger)
+
+    def _start_lined_up(self) -> None:
+        """Start the lined-up fetches that now have a place."""
+        if self._starting:  # a cycle that ended at once, inside the loop below
+            return
+        limit = self.fetcher.config.fetch_concurrency
+        self._starting = True
+        try:
+            while self._lined_up and len(self._fetches) < limit:
+                if self.fetcher.stopping():
+                    self._lined_up.clear()
+                    return
+                key = next(iter(self._lined_up))
+                self._fetch_for(self._lined_up.pop(key), None)
+        finally:
+            self._starting = False
 
     def _fetch_for(self, origin: Origin, trigger: Request | None) -> _Fetch | None:
         """The origin's cycle in flight, started if need be; ``None`` when a fresh
@@ -169,6 +189,7 @@ class VerdictBook:
         fetch = self._fetches.get(origin.key)
         if fetch is not None or self.fresh(origin.key) is not None:
             return fetch
+        self._lined_up.pop(origin.key, None)
         if trigger is None:
             # A resumed crawl's waiting origin: no request of its own is at hand.
             # This one stands for them (the signal's request; USER_AGENT's token).
@@ -223,6 +244,7 @@ class VerdictBook:
         finally:
             self._forget(fetch)
             self._release_waiters(fetch, self._ended(fetch))
+            self._start_lined_up()
 
     def _forget(self, fetch: _Fetch) -> None:
         if self._fetches.get(fetch.origin.key) is fetch:

@@ -1,54 +1,50 @@
-"""RobotsAwarePriorityQueue: the scheduler holds the requests that wait for robots.txt.
+"""RobotsAwarePriorityQueue: Scrapy's downloader-aware scheduling, robots-aware.
 
-Scrapy's scheduler keeps its requests in a priority queue class
-(``SCHEDULER_PRIORITY_QUEUE``), in memory and, with ``JOBDIR``, on disk. This one
-passes over an origin without a verdict the way ``DownloaderAwarePriorityQueue``
-passes over busy slots: a popped request whose origin has no fresh verdict moves to
-that origin's *waiting* queue, and the origin's robots.txt fetch starts. When the
-verdict arrives, the origin's waiting requests are popped before anything else.
+Scrapy's default ``SCHEDULER_PRIORITY_QUEUE``, ``DownloaderAwarePriorityQueue``,
+keeps one priority queue per download slot and pops from the slot with the fewest
+active downloads. This queue does the same, with one queue per download slot *and
+origin* (almost always one origin per slot: a slot is a host name), and passes over
+an origin without a fresh verdict the way a busy slot is passed over: its requests
+stay where they are, held, while its robots.txt is fetched
+(:mod:`~scrapy_robots_std.scrapy.holding` has the algorithm).
 
-Waiting requests are therefore wherever the scheduler keeps requests: ``close()``
-returns the state of the waiting queues too, so a stopped ``JOBDIR`` crawl resumes
-with them, and their origins are fetched again on the first pop.
+Everything is in the scheduler's own queues (memory, or disk under ``JOBDIR``), so a
+stopped ``JOBDIR`` crawl resumes with its held requests, and no file is opened per
+origin on top of what Scrapy's default queue opens per slot. A state saved by
+``DownloaderAwarePriorityQueue``, ``ScrapyPriorityQueue`` or version 0.4 of this
+queue resumes too: its requests are taken first and filed again as they come out.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections import OrderedDict
+from contextlib import suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy.pqueues import ScrapyPriorityQueue, _path_safe
+from scrapy.utils.httpobj import urlparse_cached
 
-from scrapy_robots_std import stats as _stats
-from scrapy_robots_std.scrapy.origin import origin_of
-from scrapy_robots_std.scrapy.verdicts import book_for
+from scrapy_robots_std.scrapy.holding import EXEMPT, MAX_STEPS, Holding
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from scrapy import Request
+    from scrapy.core.downloader import Downloader
     from scrapy.crawler import Crawler
     from scrapy.pqueues import QueueProtocol
     from typing_extensions import Self
 
-    from scrapy_robots_std.scrapy.origin import Origin
-    from scrapy_robots_std.scrapy.verdicts import VerdictBook
+__all__ = ["STATE_FORMAT", "RobotsAwarePriorityQueue", "SlotQueues"]
 
-__all__ = ["MAX_STEPS", "WAITED_META", "RobotsAwarePriorityQueue"]
-
-#: Set on a request when it starts waiting: the ``time.time()`` it began.
-WAITED_META: Final = "_robots_std_waiting_since"
-#: Requests one ``pop()`` may move to waiting queues before it returns (and has the
-#: engine call again): a resumed queue of many waiting origins is not read at once.
-MAX_STEPS: Final = 100
-
-logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
+#: Marks a state saved by this version's queue (``active.json`` under ``JOBDIR``).
+STATE_FORMAT: Final = "scrapy-robots-std/slot-origin/1"
 
 
 class RobotsAwarePriorityQueue:
-    """A ready queue plus one waiting queue per origin without a verdict."""
+    """``SCHEDULER_PRIORITY_QUEUE``: by priority within a download slot, the least
+    busy slot first, among the origins whose robots.txt verdict is known."""
 
     @classmethod
     def from_crawler(
@@ -56,7 +52,7 @@ class RobotsAwarePriorityQueue:
         crawler: Crawler,
         downstream_queue_cls: type[QueueProtocol],
         key: str,
-        startprios: dict[str, Any] | Iterable[int] | None = None,
+        startprios: Any = None,
         *,
         start_queue_cls: type[QueueProtocol] | None = None,
     ) -> Self:
@@ -73,203 +69,305 @@ class RobotsAwarePriorityQueue:
         crawler: Crawler,
         downstream_queue_cls: type[QueueProtocol],
         key: str,
-        startprios: dict[str, Any] | Iterable[int] | None = None,
+        startprios: Any = None,
         *,
         start_queue_cls: type[QueueProtocol] | None = None,
     ) -> None:
         self.crawler = crawler
         self.key = key
+        self._store = SlotQueues(
+            crawler, downstream_queue_cls, key, startprios, start_queue_cls
+        )
+        self._holding = Holding(crawler, self._store)
+
+    def push(self, request: Request) -> None:
+        self._holding.push(request)
+
+    def pop(self) -> Request | None:
+        return self._holding.pop()
+
+    def close(self) -> dict[str, Any]:
+        """Close every queue; the state is what a resumed crawl starts from."""
+        self._holding.detach()
+        self._holding.report_left()
+        return self._store.close()
+
+    def waiting(self) -> int:
+        """Requests held for robots.txt right now."""
+        return self._store.held()[0]
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+
+class SlotQueues:
+    """A :class:`~scrapy_robots_std.scrapy.holding.HoldingStore`: one
+    ``ScrapyPriorityQueue`` per download slot and origin."""
+
+    def __init__(
+        self,
+        crawler: Crawler,
+        downstream_queue_cls: type[QueueProtocol],
+        key: str,
+        state: Any,
+        start_queue_cls: type[QueueProtocol] | None,
+    ) -> None:
+        self._crawler = crawler
         self._downstream = downstream_queue_cls
         self._start_queue_cls = start_queue_cls
-        state = _state(startprios)
-        self._ready = self._queue(key, state["ready"])
-        #: a state saved by DownloaderAwarePriorityQueue (Scrapy's default): its
-        #: per-slot queues, read after the ready queue until they are empty
-        self._slots: dict[str, ScrapyPriorityQueue] = {}
-        for slot, prios in state["slots"].items():
-            self._slots[slot] = self._queue(f"{key}/{_path_safe(slot)}", prios)
-        #: origin key -> its waiting requests, oldest origin first
-        self._waiting: OrderedDict[str, ScrapyPriorityQueue] = OrderedDict()
-        for origin_key, prios in state["waiting"].items():
-            queue = self._queue(self._waiting_key(origin_key), prios)
-            if queue:
-                self._waiting[origin_key] = queue
-        #: waiting origins whose verdict arrived
-        self._released: OrderedDict[str, None] = OrderedDict()
-        #: waiting origins whose fetch is still to start (the downloader was full)
-        self._unfetched: OrderedDict[str, None] = OrderedDict.fromkeys(self._waiting)
-        self._book: VerdictBook | None = book_for(crawler)
-        if self._book is not None:
-            self._book.attach(self)
+        self._key = key
+        self._queues: dict[tuple[str, str], ScrapyPriorityQueue] = {}
+        #: ready queues: slot -> origin -> queue
+        self._ready: dict[str, dict[str, ScrapyPriorityQueue]] = {}
+        #: held queues: origin -> slot -> queue
+        self._held: dict[str, dict[str, ScrapyPriorityQueue]] = {}
+        #: origin -> the slots it has a queue in
+        self._slots_of: dict[str, set[str]] = {}
+        #: queues of an older state (their slots and origins unknown), by key suffix
+        self._legacy: dict[str, ScrapyPriorityQueue] = {}
+        self._count = 0
+        self._last_slot: str | None = None
+        self._downloader: Downloader | None = None
+        # Scrapy's DownloaderAwarePriorityQueue refuses CONCURRENT_REQUESTS_PER_IP;
+        # then requests go by priority alone, as with ScrapyPriorityQueue.
+        self.by_priority_only = (
+            crawler.settings.getint("CONCURRENT_REQUESTS_PER_IP") != 0
+        )
+        kind = "disk (JOBDIR)" if key else "memory"
+        self.left_in = f"the scheduler's {kind} queue"
+        self.left_level = logging.WARNING
+        self._restore(state)
 
-    def _queue(self, key: str, prios: Iterable[int]) -> ScrapyPriorityQueue:
+    # -- HoldingStore --------------------------------------------------------------
+
+    def add(self, request: Request, origin_key: str, *, held: bool) -> None:
+        slot = self._slot_of(request)
+        queue = self._queues.get((slot, origin_key))
+        if queue is None:
+            queue = self._new_queue(slot, origin_key, ())
+            try:
+                queue.push(request)  # may fail (an unserializable request)
+            except BaseException:
+                queue.close()
+                raise
+            self._file(slot, origin_key, queue, held=origin_key in self._held)
+        else:
+            queue.push(request)
+        self._count += 1
+        if held:
+            self._hold_origin(origin_key)
+        elif origin_key in self._held:
+            self.release(origin_key)  # the caller has seen its fresh verdict
+
+    def release(self, origin_key: str) -> None:
+        for slot, queue in self._held.pop(origin_key, {}).items():
+            self._ready.setdefault(slot, {})[origin_key] = queue
+
+    def take(self, ready: Callable[[str], bool]) -> Request | None:
+        for _ in range(MAX_STEPS):
+            if self._legacy:
+                return self._take_legacy()
+            if not self._ready:
+                return None
+            slot = self._next_slot()
+            origins = self._ready[slot]
+            origin_key = (
+                next(iter(origins))
+                if len(origins) == 1
+                else min(origins, key=lambda key: _curprio(origins[key]))
+            )
+            if origin_key != EXEMPT and not ready(origin_key):
+                self._hold_origin(origin_key)
+                continue
+            queue = origins[origin_key]
+            request = queue.pop()
+            if not queue:
+                self._drop(slot, origin_key)
+            if request is not None:
+                self._count -= 1
+                self._last_slot = slot
+                return request
+        return None
+
+    def held_origins(self) -> Iterable[str]:
+        return list(self._held)
+
+    def held(self) -> tuple[int, int]:
+        requests = sum(
+            len(queue) for queues in self._held.values() for queue in queues.values()
+        )
+        return requests, len(self._held)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def close(self) -> dict[str, Any]:
+        queues = [
+            [slot, origin_key, queue.close()]
+            for (slot, origin_key), queue in self._queues.items()
+        ]
+        legacy = {name: queue.close() for name, queue in self._legacy.items()}
+        self._queues.clear()
+        self._ready.clear()
+        self._held.clear()
+        self._legacy.clear()
+        return {"format": STATE_FORMAT, "queues": queues, "legacy": legacy}
+
+    # -- choosing ------------------------------------------------------------------
+
+    def _next_slot(self) -> str:
+        """DownloaderAwarePriorityQueue's choice among the ready slots: the fewest
+        active downloads, ties going round robin by slot name."""
+        if len(self._ready) == 1:
+            return next(iter(self._ready))
+        if self.by_priority_only:
+            return min(
+                self._ready,
+                key=lambda slot: min(map(_curprio, self._ready[slot].values())),
+            )
+        last = self._last_slot
+        best: tuple[int, bool, str] | None = None
+        for slot in self._ready:
+            # Slots after the last one chosen sort first (False < True).
+            rank = (self._active(slot), last is None or slot <= last, slot)
+            if best is None or rank < best:
+                best = rank
+        assert best is not None
+        return best[2]
+
+    def _active(self, slot: str) -> int:
+        downloader = self._get_downloader()
+        if downloader is None:
+            return 0
+        download_slot = downloader.slots.get(slot)
+        return 0 if download_slot is None else len(download_slot.active)
+
+    def _slot_of(self, request: Request) -> str:
+        downloader = self._get_downloader()
+        if downloader is None:
+            return urlparse_cached(request).hostname or ""
+        return downloader.get_slot_key(request)
+
+    def _get_downloader(self) -> Downloader | None:
+        if self._downloader is None:
+            try:
+                self._downloader = self._crawler.engine.downloader
+            except (AttributeError, RuntimeError):  # built outside a crawl
+                return None
+        return self._downloader
+
+    # -- filing --------------------------------------------------------------------
+
+    def _new_queue(
+        self, slot: str, origin_key: str, prios: Iterable[int]
+    ) -> ScrapyPriorityQueue:
+        return self._priority_queue(_path_safe(f"{slot} {origin_key}"), prios)
+
+    def _priority_queue(self, suffix: str, prios: Iterable[int]) -> ScrapyPriorityQueue:
+        """A priority queue at ``<key>/<suffix>`` (``suffix`` is path-safe)."""
+        key = f"{self._key}/{suffix}" if suffix else self._key
         return ScrapyPriorityQueue(
-            self.crawler,
+            self._crawler,
             self._downstream,
             key,
             list(prios),
             start_queue_cls=self._start_queue_cls,
         )
 
-    def _waiting_key(self, origin_key: str) -> str:
-        return f"{self.key}/robots-waiting/{_path_safe(origin_key)}"
-
-    def verdict_arrived(self, origin_key: str) -> None:
-        """The book's call: ``origin_key``'s waiting requests may go."""
-        if origin_key in self._waiting:
-            self._released[origin_key] = None
-
-    # -- the queue interface -------------------------------------------------------------
-
-    def push(self, request: Request) -> None:
-        """Queue ``request`` as ready; :meth:`pop` decides whether it must wait."""
-        self._ready.push(request)
-
-    def pop(self) -> Request | None:
-        """The next request that may go: a released one first, then the ready
-        queue's, holding those whose origin has no verdict; ``None`` if none."""
-        book = self._book
-        if book is None:  # robots.txt is not obeyed (a job resumed with it off)
-            return self._pop_ready() or _pop_first(self._waiting)
-        request = self._next_released(book)
-        steps = 0
-        while request is None:
-            if steps >= MAX_STEPS:
-                # Bounded work per call; the engine comes back on its next turn.
-                book.wake_engine()
-                return None
-            steps += 1
-            request = self._pop_ready()
-            if request is None:
-                return None
-            origin = book.pending_origin(request)
-            if origin is not None:
-                self._hold(book, origin, request)
-                request = self._next_released(book)
-        return request
-
-    def _pop_ready(self) -> Request | None:
-        request = self._ready.pop()
-        if request is None and self._slots:
-            request = _pop_first(self._slots)
-        return request
-
-    def _hold(self, book: VerdictBook, origin: Origin, request: Request) -> None:
-        request.meta.setdefault(WAITED_META, time.time())
-        queue = self._waiting.get(origin.key)
-        if queue is None:
-            queue = self._waiting[origin.key] = self._queue(
-                self._waiting_key(origin.key), ()
-            )
-        queue.push(request)
-        self.crawler.stats.inc_value(_stats.WAIT_HELD)
-        if book.may_fetch():
-            # May decide at once (the HTTP cache, a store): then verdict_arrived ran.
-            book.need(origin, request)
+    def _file(
+        self, slot: str, origin_key: str, queue: ScrapyPriorityQueue, *, held: bool
+    ) -> None:
+        self._queues[(slot, origin_key)] = queue
+        self._slots_of.setdefault(origin_key, set()).add(slot)
+        if held:
+            self._held.setdefault(origin_key, {})[slot] = queue
         else:
-            self._unfetched[origin.key] = None
+            self._ready.setdefault(slot, {})[origin_key] = queue
 
-    def _next_released(self, book: VerdictBook) -> Request | None:
-        request = self._pop_released(book)
-        if request is None and self._unfetched and self._start_fetches(book):
-            request = self._pop_released(book)  # a fetch may decide at once
-        return request
+    def _hold_origin(self, origin_key: str) -> None:
+        held = self._held.setdefault(origin_key, {})
+        for slot in self._slots_of.get(origin_key, ()):
+            origins = self._ready.get(slot)
+            if origins is not None and origin_key in origins:
+                held[slot] = origins.pop(origin_key)
+                if not origins:
+                    del self._ready[slot]
 
-    def _start_fetches(self, book: VerdictBook) -> bool:
-        """Start the fetches that waited for room in the downloader, as far as it
-        has room: robots.txt downloads never burst past ``CONCURRENT_REQUESTS``."""
-        started = False
-        while self._unfetched and book.may_fetch():
-            origin_key, _ = self._unfetched.popitem(last=False)
-            origin = origin_of(origin_key + "/")
-            if origin_key in self._waiting and origin is not None:
-                book.need(origin, None)
-                started = True
-        return started
+    def _drop(self, slot: str, origin_key: str) -> None:
+        """Forget an empty ready queue, and its directory under ``JOBDIR``."""
+        queue = self._queues.pop((slot, origin_key))
+        origins = self._ready[slot]
+        del origins[origin_key]
+        if not origins:
+            del self._ready[slot]
+        slots = self._slots_of[origin_key]
+        slots.discard(slot)
+        if not slots:
+            del self._slots_of[origin_key]
+        queue.close()
+        if self._key:
+            with suppress(OSError):  # left alone if files remain
+                Path(queue.key).rmdir()
 
-    def _pop_released(self, book: VerdictBook) -> Request | None:
-        """A request of an origin whose verdict arrived."""
-        while self._released:
-            origin_key = next(iter(self._released))
-            queue = self._waiting.get(origin_key)
-            if queue is None:
-                del self._released[origin_key]
-                continue
-            if book.fresh(origin_key, waited=True) is None:
-                # Expired or evicted before its requests came out: fetch again.
-                del self._released[origin_key]
-                self._unfetched[origin_key] = None
-                continue
+    # -- states --------------------------------------------------------------------
+
+    def _restore(self, state: Any) -> None:
+        """Reopen the queues of a saved state. This version's own are filed again
+        (held, but for exempt ones: no verdict is known yet); any older state's
+        are *legacy* queues, taken first, whose requests are filed as they come."""
+        if not state:
+            return
+        if isinstance(state, dict) and state.get("format") == STATE_FORMAT:
+            for slot, origin_key, prios in state.get("queues") or ():
+                queue = self._new_queue(slot, origin_key, prios)
+                if queue:
+                    self._count += len(queue)
+                    self._file(slot, origin_key, queue, held=origin_key != EXEMPT)
+                else:
+                    queue.close()
+            legacy = state.get("legacy") or {}
+        else:
+            legacy = _legacy_queues(state)
+        for name, prios in legacy.items():
+            queue = self._priority_queue(name, prios)
+            if queue:
+                self._count += len(queue)
+                self._legacy[name] = queue
+            else:
+                queue.close()
+
+    def _take_legacy(self) -> Request | None:
+        while self._legacy:
+            name = next(iter(self._legacy))
+            queue = self._legacy[name]
             request = queue.pop()
             if not queue:
                 queue.close()
-                del self._waiting[origin_key]
-                del self._released[origin_key]
+                del self._legacy[name]
             if request is not None:
+                self._count -= 1
                 return request
         return None
 
-    def close(self) -> dict[str, Any]:
-        """Close every queue; the state (``ready``, ``waiting``, ``slots``) is what a
-        resumed crawl starts from."""
-        if self._book is not None:
-            self._book.detach(self)
-        self.report_left()
-        waiting = {key: queue.close() for key, queue in self._waiting.items()}
-        slots = {slot: queue.close() for slot, queue in self._slots.items() if queue}
-        return {"ready": self._ready.close(), "waiting": waiting, "slots": slots}
 
-    def report_left(self) -> None:
-        """Count and log the requests still waiting (the spider is closing)."""
-        left = self.waiting()
-        if left:
-            self.crawler.stats.inc_value(_stats.WAIT_LEFT_AT_CLOSE, left)
-            logger.warning(
-                "%(n)d request(s) were still waiting for the robots.txt of "
-                "%(origins)d origin(s) when the spider closed; they stay in the "
-                "scheduler's %(kind)s queue",
-                {
-                    "n": left,
-                    "origins": len(self._waiting),
-                    "kind": "disk (JOBDIR)" if self.key else "memory",
-                },
-                extra={"spider": self.crawler.spider},
-            )
-
-    def waiting(self) -> int:
-        """Requests held for robots.txt right now."""
-        return sum(len(queue) for queue in self._waiting.values())
-
-    def __len__(self) -> int:
-        slots = sum(len(queue) for queue in self._slots.values())
-        return len(self._ready) + slots + self.waiting()
+def _curprio(queue: ScrapyPriorityQueue) -> int:
+    return 0 if queue.curprio is None else queue.curprio
 
 
-def _state(saved: dict[str, Any] | Iterable[int] | None) -> dict[str, Any]:
-    """A saved state, whichever priority queue saved it: this one (``ready``,
-    ``waiting``, ``slots``), ScrapyPriorityQueue (a list of priorities: the ready
-    queue) or DownloaderAwarePriorityQueue (``{slot: priorities}``)."""
-    if saved is None:
-        return {"ready": (), "waiting": {}, "slots": {}}
-    if not isinstance(saved, dict):
-        return {"ready": saved, "waiting": {}, "slots": {}}
-    if set(saved) <= {"ready", "waiting", "slots"} and "ready" in saved:
-        return {
-            "ready": saved.get("ready") or (),
-            "waiting": saved.get("waiting") or {},
-            "slots": saved.get("slots") or {},
-        }
-    return {"ready": (), "waiting": {}, "slots": saved}
-
-
-def _pop_first(queues: dict[str, ScrapyPriorityQueue]) -> Request | None:
-    """A request of the first non-empty queue; empty queues are closed and removed."""
-    for name in list(queues):
-        queue = queues[name]
-        request = queue.pop()
-        if not queue:
-            queue.close()
-            del queues[name]
-        if request is not None:
-            return request
-    return None
+def _legacy_queues(state: Any) -> dict[str, Any]:
+    """The queues of a state saved by another priority queue, by their key's
+    suffix: ``ScrapyPriorityQueue`` (a list of priorities, at the key itself),
+    ``DownloaderAwarePriorityQueue`` (``{slot: priorities}``) or version 0.4 of this
+    queue (``ready``, ``waiting`` per origin, ``slots``)."""
+    if not isinstance(state, dict):
+        return {"": state}
+    slots = state
+    queues: dict[str, Any] = {}
+    if "ready" in state and set(state) <= {"ready", "waiting", "slots"}:
+        queues[""] = state.get("ready") or ()
+        for origin_key, prios in (state.get("waiting") or {}).items():
+            queues[f"robots-waiting/{_path_safe(origin_key)}"] = prios
+        slots = state.get("slots") or {}
+    for slot, prios in slots.items():
+        queues[_path_safe(slot)] = prios
+    return queues

@@ -3,14 +3,16 @@
 scrapy-redis replaces Scrapy's scheduler with its own, which keeps every request of
 a fleet of crawler processes in one Redis sorted set and never uses
 ``SCHEDULER_PRIORITY_QUEUE``; :class:`~scrapy_robots_std.RobotsAwarePriorityQueue`
-does not apply there. This queue class (``SCHEDULER_QUEUE_CLASS``) does the same
-with Redis as the holder: a request popped from the shared queue whose origin has
-no fresh verdict in this process moves to that origin's *waiting* sorted set in
-Redis, and the origin's robots.txt fetch starts. When the verdict arrives, the
-origin's waiting requests are popped before anything else.
+does not apply there. This queue class (``SCHEDULER_QUEUE_CLASS``; the add-on sets
+it when ``SCHEDULER`` is scrapy-redis's) holds requests the same way
+(:mod:`~scrapy_robots_std.scrapy.holding` has the algorithm), with Redis as the
+store: a request pushed, or popped from the shared queue, whose origin has no fresh
+verdict in this process goes into that origin's *waiting* sorted set in Redis, and
+the origin's robots.txt fetch is asked for. When the verdict arrives, the origin's
+waiting requests are popped before anything else.
 
 A waiting request is therefore never only in this process's memory (but for the
-moment between the pop from the shared queue and the write to the waiting set): a
+moment between a pop from the shared queue and the write to the waiting set): a
 worker that stops, or dies, leaves it in Redis. Every second or so each worker looks
 at the origins that have waiting requests and asks for their verdicts; the fleet's
 claim (``RedisCache``) lets one worker fetch an origin while the others wait for the
@@ -54,24 +56,16 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "RobotsAwareRedisQueue needs scrapy-redis: pip install scrapy-redis"
     ) from exc
 
-from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.scrapy.holding import EXEMPT, MAX_STEPS, Holding
 from scrapy_robots_std.scrapy.origin import origin_of
-from scrapy_robots_std.scrapy.verdicts import book_for
-from scrapy_robots_std.scrapy.waiting import WAITED_META
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from scrapy import Request, Spider
 
-    from scrapy_robots_std.scrapy.origin import Origin
-    from scrapy_robots_std.scrapy.verdicts import VerdictBook
+__all__ = ["MAX_STEPS", "RedisWaiting", "RobotsAwareRedisQueue"]
 
-__all__ = ["RobotsAwareRedisQueue"]
-
-logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
-
-#: Requests one ``pop()`` may move to waiting sets, or try to take from them,
-#: before it returns ``None`` (and has the engine ask again on its next turn).
-MAX_STEPS: Final = 100
 #: Seconds between two looks at the fleet's waiting origins.
 SCAN_INTERVAL: Final = 1.0
 #: Origins one look reads (SSCAN's hint; the next look goes on from there).
@@ -123,117 +117,86 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         self, server: Any, spider: Spider, key: str, serializer: Any = None
     ) -> None:
         super().__init__(server, spider, key, serializer)
-        self._waiting_prefix = f"{self.key}:robots-waiting:"
-        self._origins_key = f"{self.key}:robots-waiting-origins"
-        self._pop_waiting = server.register_script(_POP_WAITING)
-        self._count = server.register_script(_COUNT)
-        self._clear = server.register_script(_CLEAR)
-        self._crawler = spider.crawler
+        self._store = RedisWaiting(self)
+        self._holding = Holding(spider.crawler, self._store)
+
+    def __len__(self) -> int:
+        if self._holding.book is None:
+            return int(super().__len__())
+        queued, waiting, _ = self._store.counts()
+        return queued + waiting
+
+    def push(self, request: Request) -> None:
+        self._holding.push(request)
+
+    def pop(self, timeout: int = 0) -> Request | None:
+        return self._holding.pop()
+
+    def clear(self) -> None:
+        """Empty the shared queue and every waiting set (scrapy-redis's flush)."""
+        self._store.clear()
+
+    # the shared queue itself, for the store
+    def _push_shared(self, request: Request) -> None:
+        super().push(request)
+
+    def _pop_shared(self) -> Request | None:
+        request: Request | None = super().pop()
+        return request
+
+
+class RedisWaiting:
+    """A :class:`~scrapy_robots_std.scrapy.holding.HoldingStore` in Redis: ready
+    requests in scrapy-redis's shared queue, held ones in a sorted set per origin."""
+
+    left_level = logging.INFO
+
+    def __init__(self, queue: RobotsAwareRedisQueue) -> None:
+        self._queue = queue
+        self._server = queue.server
+        self._waiting_prefix = f"{queue.key}:robots-waiting:"
+        self._origins_key = f"{queue.key}:robots-waiting-origins"
+        self.left_in = f"Redis ({self._origins_key}), for the fleet"
+        self._pop_waiting = self._server.register_script(_POP_WAITING)
+        self._count = self._server.register_script(_COUNT)
+        self._clear = self._server.register_script(_CLEAR)
         #: origins this process saw with waiting requests (held here, or found)
         self._known: set[str] = set()
         #: known origins whose verdict arrived here: their requests go first
         self._released: OrderedDict[str, None] = OrderedDict()
         self._next_scan = 0.0
         self._scan_cursor = 0
-        self._book: VerdictBook | None = book_for(self._crawler)
-        if self._book is not None:
-            self._book.attach(self)
 
-    # -- the WaitingQueue protocol (verdicts.py) ---------------------------------------
+    def add(self, request: Request, origin_key: str, *, held: bool) -> None:
+        if not held:
+            self._queue._push_shared(request)
+            return
+        data = self._queue._encode_request(request)
+        pipe = self._server.pipeline(transaction=True)
+        pipe.execute_command(
+            "ZADD", self._waiting_prefix + origin_key, -request.priority, data
+        )
+        pipe.sadd(self._origins_key, origin_key)
+        pipe.execute()
+        self._remember(origin_key)
 
-    def verdict_arrived(self, origin_key: str) -> None:
+    def release(self, origin_key: str) -> None:
         if origin_key in self._known:
             self._released[origin_key] = None
 
-    def report_left(self) -> None:
-        """Log the requests still waiting in Redis (the spider is closing); they
-        stay there for the other workers, or this one's next run."""
-        _, waiting, origins = self._counts()
-        mine = len(self._known)
-        if waiting:
-            self._crawler.stats.set_value(_stats.WAIT_LEFT_AT_CLOSE, waiting)
-            logger.info(
-                "%(n)d request(s) of %(origins)d origin(s) are waiting for robots.txt "
-                "in Redis (%(key)s) as this spider closes (%(mine)d of those origins "
-                "were waiting here); they stay there for the fleet",
-                {
-                    "n": waiting,
-                    "origins": origins,
-                    "key": self._origins_key,
-                    "mine": mine,
-                },
-                extra={"spider": self.spider},
-            )
-
-    # -- the queue interface (scrapy-redis) --------------------------------------------
-
-    def __len__(self) -> int:
-        if self._book is None:
-            return int(super().__len__())
-        queued, waiting, _ = self._counts()
-        return queued + waiting
-
-    def pop(self, timeout: int = 0) -> Request | None:
-        book = self._book
-        if book is None:
-            request: Request | None = super().pop(timeout)
-            return request
-        steps = [0]
+    def take(self, ready: Callable[[str], bool]) -> Request | None:
         now = time.monotonic()
         if now >= self._next_scan:
             self._next_scan = now + SCAN_INTERVAL
-            self._scan(book)
-        request = self._pop_released(book, steps)
-        while request is None:
-            if steps[0] >= MAX_STEPS:
-                book.wake_engine()
-                return None
-            request = super().pop(timeout)
-            if request is None:
-                return None
-            steps[0] += 1
-            origin = book.pending_origin(request)
-            if origin is not None:
-                self._hold(book, origin, request)
-                request = self._pop_released(book, steps)
-        return request
-
-    def clear(self) -> None:
-        """Empty the shared queue and every waiting set (scrapy-redis's flush)."""
-        self._clear(keys=[self.key, self._origins_key], args=[self._waiting_prefix])
-        self._known.clear()
-        self._released.clear()
-
-    # -- waiting sets ------------------------------------------------------------------
-
-    def _hold(self, book: VerdictBook, origin: Origin, request: Request) -> None:
-        """Move ``request`` into its origin's waiting set and start the fetch."""
-        request.meta.setdefault(WAITED_META, time.time())
-        data = self._encode_request(request)
-        pipe = self.server.pipeline(transaction=True)
-        pipe.execute_command(
-            "ZADD", self._waiting_prefix + origin.key, -request.priority, data
-        )
-        pipe.sadd(self._origins_key, origin.key)
-        pipe.execute()
-        self._remember(origin.key)
-        self._crawler.stats.inc_value(_stats.WAIT_HELD)
-        if book.may_fetch():
-            # May decide at once (the HTTP cache, the store): then verdict_arrived ran.
-            book.need(origin, request)
-        # Else the downloader is full: a later look (_scan) starts the fetch.
-
-    def _pop_released(self, book: VerdictBook, steps: list[int]) -> Request | None:
-        """A waiting request of an origin whose verdict this process has."""
-        while self._released and steps[0] < MAX_STEPS:
-            steps[0] += 1
+            self._scan(ready)
+        for _ in range(MAX_STEPS):
+            if not self._released:
+                break
             origin_key = next(iter(self._released))
-            if book.fresh(origin_key, waited=True) is None:
-                # Expired since it arrived: fetch again; that releases them again.
+            if not ready(origin_key):
+                # Expired since it arrived: the fetch is asked for again, and its
+                # verdict releases the origin again.
                 del self._released[origin_key]
-                origin = origin_of(origin_key + "/")
-                if origin is not None and book.may_fetch():
-                    book.need(origin, None)
                 continue
             data = self._pop_waiting(
                 keys=[self._waiting_prefix + origin_key, self._origins_key],
@@ -243,39 +206,54 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
                 del self._released[origin_key]
                 self._known.discard(origin_key)
                 continue
-            request: Request = self._decode_request(data)
+            request: Request = self._queue._decode_request(data)
             return request
-        return None
+        # The shared queue's request may be of any origin: Holding checks it.
+        return self._queue._pop_shared()
 
-    def _scan(self, book: VerdictBook) -> None:
+    def held_origins(self) -> Iterable[str]:
+        return ()  # the looks at Redis (_scan) find them
+
+    def held(self) -> tuple[int, int]:
+        _, waiting, origins = self.counts()
+        return waiting, origins
+
+    def counts(self) -> tuple[int, int, int]:
+        """The shared queue's length, the waiting requests, the waiting origins."""
+        queued, waiting, origins = self._count(
+            keys=[self._queue.key, self._origins_key], args=[self._waiting_prefix]
+        )
+        return int(queued), int(waiting), int(origins)
+
+    def __len__(self) -> int:
+        _, waiting, _ = self.counts()
+        return waiting
+
+    def clear(self) -> None:
+        self._clear(
+            keys=[self._queue.key, self._origins_key], args=[self._waiting_prefix]
+        )
+        self._known.clear()
+        self._released.clear()
+
+    def _scan(self, ready: Callable[[str], bool]) -> None:
         """Look at (part of) the fleet's waiting origins: release those with a
-        verdict here, ask for the verdict of the others. Requests a stopped or dead
-        worker left behind are found this way."""
-        cursor, members = self.server.sscan(
+        verdict here, ask for the verdict of the others (``ready`` does). Requests
+        a stopped or dead worker left behind are found this way."""
+        cursor, members = self._server.sscan(
             self._origins_key, self._scan_cursor, count=SCAN_COUNT
         )
         self._scan_cursor = int(cursor)
         for member in members:
             origin_key = member.decode() if isinstance(member, bytes) else str(member)
+            if origin_key == EXEMPT or origin_of(origin_key + "/") is None:
+                continue  # not an origin key: nothing here could release it
             self._remember(origin_key)
-            if book.fresh(origin_key, waited=True) is not None:
-                self._released[origin_key] = None
-                continue
-            origin = origin_of(origin_key + "/")
-            if origin is None:  # not an origin key: nothing here could release it
-                continue
             # One fetch per origin at a time here; the claim makes it one fleet-wide.
-            # Only while the downloader has room: the next look tries again.
-            if book.may_fetch():
-                book.need(origin, None)
+            if ready(origin_key):
+                self._released[origin_key] = None
 
     def _remember(self, origin_key: str) -> None:
         if origin_key not in self._known and len(self._known) >= _KNOWN_MAX:
             self._known.clear()
         self._known.add(origin_key)
-
-    def _counts(self) -> tuple[int, int, int]:
-        queued, waiting, origins = self._count(
-            keys=[self.key, self._origins_key], args=[self._waiting_prefix]
-        )
-        return int(queued), int(waiting), int(origins)
