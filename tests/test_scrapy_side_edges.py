@@ -30,7 +30,7 @@ from twisted.internet.defer import gatherResults
 from scrapy_robots_std import RobotsTxtDisallowed
 from scrapy_robots_std.cache import SqliteCache
 from scrapy_robots_std.config import Config
-from scrapy_robots_std.scrapy import holding, waiting
+from scrapy_robots_std.scrapy import holding
 from scrapy_robots_std.scrapy.store import Store
 from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 pytest.importorskip("scrapy_redis")
 
-from scrapy_robots_std.scrapy import holding, waiting_redis
+from scrapy_robots_std.scrapy import holding
 from scrapy_robots_std.scrapy.waiting_redis import (
     MAX_STEPS,
     RobotsAwareRedisQueue,
