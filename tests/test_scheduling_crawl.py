@@ -1,0 +1,104 @@
+"""Scheduling in real crawls (issue 23): robots.txt is fetched ahead of need, within
+ROBOTS_STD_FETCH_CONCURRENCY, and an origin waiting for its robots.txt never holds
+back another origin's pages. Host names ``*.test`` resolve to 127.0.0.1
+(``loopback_dns``), so each origin has its own download slot."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from hostile import Reply, run_crawl
+from scrapy.utils.defer import deferred_f_from_coro_f
+from test_middleware_crawl import settings
+
+if TYPE_CHECKING:
+    from hostile import HostileServer, LoopbackResolver
+
+pytestmark = pytest.mark.crawl
+
+ALLOW_ALL = b"User-agent: *\nDisallow: /private\n"
+
+
+@deferred_f_from_coro_f
+async def test_robots_txt_is_fetched_while_the_downloader_is_full(
+    hostile: HostileServer, loopback_dns: LoopbackResolver
+) -> None:
+    """Two slow pages of busy.test fill CONCURRENT_REQUESTS = 2. The three other
+    origins' robots.txt are asked for as soon as their requests are queued, not
+    when the downloader has room for their pages."""
+    routes = {("busy.test", "/robots.txt"): Reply(body=ALLOW_ALL)}
+    for n in (1, 2):
+        routes[("busy.test", f"/slow{n}")] = Reply(body=b"slow", delay=1.5)
+    others = [f"o{n}.test" for n in range(3)]
+    for host in others:
+        routes[(host, "/robots.txt")] = Reply(body=ALLOW_ALL)
+        routes[(host, "/page")] = Reply(body=b"page")
+    hostile.set_routes(routes)
+    urls = [hostile.url(f"/slow{n}", host="busy.test") for n in (1, 2)]
+    urls += [hostile.url("/page", host=host) for host in others]
+    result = await run_crawl(urls, settings(CONCURRENT_REQUESTS=2))
+    assert sorted(result.responses) == sorted(urls)
+    slow = hostile.requests_for("/slow1", "busy.test")[0]
+    for host in others:
+        [robots] = hostile.requests_for("/robots.txt", host)
+        # The slow pages answer 1.5 s after they arrived; robots.txt came first.
+        assert robots.arrived < slow.arrived + 1.0, host
+    assert result.stats["robots_std/wait/held"] >= 3
+
+
+@deferred_f_from_coro_f
+async def test_fetches_in_flight_stay_within_the_bound(
+    hostile: HostileServer, loopback_dns: LoopbackResolver
+) -> None:
+    """Six new origins, robots.txt answering in 0.5 s, at most two fetches at once:
+    a third robots.txt request arrives only once one of the first two is done."""
+    hosts = [f"b{n}.test" for n in range(6)]
+    routes = {}
+    for host in hosts:
+        routes[(host, "/robots.txt")] = Reply(body=ALLOW_ALL, delay=0.5)
+        routes[(host, "/page")] = Reply(body=b"page")
+    hostile.set_routes(routes)
+    urls = [hostile.url("/page", host=host) for host in hosts]
+    result = await run_crawl(urls, settings(ROBOTS_STD_FETCH_CONCURRENCY=2))
+    assert sorted(result.responses) == sorted(urls)
+    arrivals = sorted(r.arrived for r in hostile.requests_for("/robots.txt"))
+    assert len(arrivals) == len(hosts)
+    for earlier, later in zip(arrivals, arrivals[2:]):
+        assert later - earlier >= 0.4
+    # Unbounded (the default: CONCURRENT_REQUESTS = 16) they all start at once.
+    hostile.set_routes(routes)
+    result = await run_crawl(urls, settings())
+    assert sorted(result.responses) == sorted(urls)
+    arrivals = sorted(r.arrived for r in hostile.requests_for("/robots.txt"))
+    assert arrivals[-1] - arrivals[0] < 0.4
+
+
+@deferred_f_from_coro_f
+async def test_a_slow_robots_txt_holds_back_no_other_origin(
+    hostile: HostileServer, loopback_dns: LoopbackResolver
+) -> None:
+    """slow.test's requests come first and its robots.txt takes 2 s: the other
+    origins' pages are all fetched meanwhile, and slow.test's are checked after."""
+    routes = {
+        ("slow.test", "/robots.txt"): Reply(body=ALLOW_ALL, delay=2.0),
+        ("slow.test", "/page"): Reply(body=b"page"),
+        ("slow.test", "/private"): Reply(body=b"private"),
+    }
+    fast = [f"f{n}.test" for n in range(4)]
+    for host in fast:
+        routes[(host, "/robots.txt")] = Reply(body=ALLOW_ALL)
+        routes[(host, "/page")] = Reply(body=b"page")
+    hostile.set_routes(routes)
+    slow_urls = [hostile.url(p, host="slow.test") for p in ("/page", "/private")]
+    fast_urls = [hostile.url("/page", host=host) for host in fast]
+    result = await run_crawl(slow_urls + fast_urls, settings(CONCURRENT_REQUESTS=2))
+    assert sorted(result.responses) == sorted([slow_urls[0], *fast_urls])
+    [robots] = hostile.requests_for("/robots.txt", "slow.test")
+    for host in fast:
+        [page] = hostile.requests_for("/page", host)
+        assert page.arrived < robots.arrived + 1.5, host
+    [slow_page] = hostile.requests_for("/page", "slow.test")
+    assert slow_page.arrived >= robots.arrived + 1.9
+    assert hostile.requests_for("/private", "slow.test") == []
+    assert result.stats["robots_std/dropped/rule"] == 1
