@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from scrapy.http import Request
+from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
@@ -95,6 +96,7 @@ class VerdictBook:
         #: origins whose fetch waits for a free place (ROBOTS_STD_FETCH_CONCURRENCY)
         self._lined_up: dict[str, Origin] = {}
         self._starting = False
+        self._start_scheduled = False
         self._tasks: set[Deferred[object]] = set()
         # Every request is looked up at least twice (queue, downloader); its origin
         # depends only on the URL up to its authority, worked out once per prefix.
@@ -161,14 +163,22 @@ class VerdictBook:
         key = origin.key
         if key in self._fetches or key in self._lined_up:
             return
-        if len(self._fetches) >= self.fetcher.config.fetch_concurrency:
-            if self.fresh(key) is None:
-                self._lined_up[key] = origin
-            return
-        self._fetch_for(origin, trigger)
+        if len(self._fetches) < self.fetcher.config.fetch_concurrency:
+            if _reactor_running():
+                self._fetch_for(origin, trigger)
+                return
+            # Queued before the reactor runs (Twisted's default reactor runs the
+            # start of a crawl synchronously): Scrapy installs its DNS resolver
+            # when the reactor starts, so the fetch waits for that.
+            if not self._start_scheduled:
+                self._start_scheduled = True
+                call_later(0, self._start_lined_up)
+        if self.fresh(key) is None:
+            self._lined_up[key] = origin
 
     def _start_lined_up(self) -> None:
         """Start the lined-up fetches that now have a place."""
+        self._start_scheduled = False
         if self._starting:  # a cycle that ended at once, inside the loop below
             return
         limit = self.fetcher.config.fetch_concurrency
@@ -327,6 +337,12 @@ class VerdictBook:
         # so nothing of ours runs, or logs, after the spider has closed.
         while self._tasks:
             await maybe_deferred_to_future(next(iter(self._tasks)))
+
+
+def _reactor_running() -> bool:
+    from twisted.internet import reactor
+
+    return bool(getattr(reactor, "running", False))
 
 
 def _memo_key(url: str) -> str | None:
