@@ -61,9 +61,14 @@ def dropped_by_origin(origin: str) -> str:
 
 
 def verdict(name: str) -> str:
-    """``name``: a policy verdict, or ``"stale"``."""
+    """``name``: a policy verdict, or ``"stale"`` or ``"ignored"``."""
     return stat("verdict", name)
 
+
+#: fetch cycles ended by an ``IgnoreRequest`` another downloader middleware raised on
+#: the robots.txt request (``HTTPCACHE_IGNORE_MISSING``): no restrictions, counted in
+#: ``robots_std/verdict/allow-all`` too
+VERDICT_IGNORED: Final = verdict("ignored")
 
 FETCH_RETRIES: Final = stat("fetch", "retries")
 #: robots.txt downloads cancelled because the crawl stopped

@@ -193,16 +193,26 @@ class RobotsDownload:
 
     def _failed(self, exc: Exception, hops: int, url: str) -> Attempt:
         # No closing full stop: the detail goes on (" after 3 attempts").
-        message = str(exc)[:200].rstrip(". ") or type(exc).__name__
+        text = str(exc)[:200].rstrip(". ")
+        message = text or type(exc).__name__
         if isinstance(exc, IgnoreRequest):
             name = "IgnoreRequest"
-            if "during decompression" in message:  # HttpCompressionMiddleware's cap
-                self._inc(_stats.BODY_OVER_DECOMPRESSION_CAP)
-                cap = self.config.max_decompressed_size
-                message = (
-                    f"the body inflates past ROBOTS_STD_MAX_DECOMPRESSED_SIZE ({cap:,} "
-                    "bytes)"
+            if "during decompression" not in message:
+                # Another downloader middleware decided not to download it (an HTTP
+                # cache replaying offline): final, not a failure.
+                where = f" at {url} after {hops} redirect(s)" if hops else ""
+                return Attempt(
+                    policy.FetchOutcome(ignored=True, redirects=hops),
+                    (f"{name}: {text}" if text else name) + where,
+                    robots_url=url,
                 )
+            # HttpCompressionMiddleware's cap: a hostile body, the origin unreachable.
+            self._inc(_stats.BODY_OVER_DECOMPRESSION_CAP)
+            cap = self.config.max_decompressed_size
+            message = (
+                f"the body inflates past ROBOTS_STD_MAX_DECOMPRESSED_SIZE ({cap:,} "
+                "bytes)"
+            )
         else:
             name = type(exc).__name__
             self._inc(_stats.robots_exception(exc))
