@@ -73,6 +73,9 @@ VERDICT_IGNORED: Final = verdict("ignored")
 FETCH_RETRIES: Final = stat("fetch", "retries")
 #: robots.txt downloads cancelled because the crawl stopped
 FETCH_CANCELLED: Final = stat("fetch", "cancelled")
+#: robots.txt downloads the package ended itself at ROBOTS_STD_FETCH_TIMEOUT: the
+#: download handler had not (it ignores ``download_timeout``, or the reactor lagged)
+FETCH_DEADLINE: Final = stat("fetch", "deadline")
 #: robots.txt requests sent with If-None-Match / If-Modified-Since
 FETCH_CONDITIONAL: Final = stat("fetch", "conditional")
 BODY_TRUNCATED: Final = stat("body", "truncated")

@@ -1,5 +1,6 @@
 """The robots.txt download's edges: an ``IgnoreRequest`` from another downloader
-middleware (an HTTP cache replaying offline).
+middleware (an HTTP cache replaying offline), the package's own deadline whatever the
+download handler does, and the downloader room a robots.txt download runs in.
 
 Real crawls against local servers, except the port of Scrapy's own unit test of an
 ignored robots.txt request, which drives the middleware with a stand-in engine.
@@ -8,13 +9,15 @@ ignored robots.txt request, which drives the middleware with a stand-in engine.
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 from unittest import mock
 from urllib.parse import urlsplit
 
 import pytest
 from hostile import HostileServer, HostileSpider, Reply, run_crawl
-from scrapy import Request
+from scrapy import Request, signals
+from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
@@ -32,6 +35,8 @@ from test_middleware_crawl import (
 from twisted.internet.defer import Deferred
 
 from scrapy_robots_std import RobotsTxtDisallowed, RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy import download as download_module
+from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.origin import origin_of
 
 if TYPE_CHECKING:
@@ -200,8 +205,8 @@ async def test_ignore_robotstxt_request(caplog: pytest.LogCaptureFixture) -> Non
             await middleware.process_request(Request("http://site.local/allowed"))
             is None
         )
-    # One download, not retried.
-    assert asked == [("http://site.local/robots.txt", 16)]
+    # One download, not retried; the downloader's room was raised while it ran.
+    assert asked == [("http://site.local/robots.txt", 17)]
     assert engine.downloader.total_concurrency == 16
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
@@ -272,3 +277,211 @@ async def test_an_offline_replay_of_the_http_cache_obeys_robots_txt(
     assert f"http://127.0.0.1:{refused_port}/robots.txt" in line
     assert "Ignored request not in cache" in line
     assert_no_errors(replay)
+
+
+# -- B. the package enforces its own deadline ---------------------------------------
+
+
+class DeafToTimeouts(HTTP11DownloadHandler):
+    """Scrapy's HTTP/1.1 handler, deaf to ``download_timeout`` as some third-party
+    handlers are: every download may take 30 s."""
+
+    async def download_request(self, request: Request) -> Response:
+        deaf = request.replace(meta={**request.meta, "download_timeout": 30})
+        return await super().download_request(deaf)
+
+
+class NotesRobotsTxt:
+    """A downloader middleware noting when each robots.txt request starts
+    (``time.time()``, as log records), and the downloader's ``total_concurrency``
+    as each request goes through."""
+
+    started: list[float]
+    rooms: list[tuple[str, int]]
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        NotesRobotsTxt.started = []
+        NotesRobotsTxt.rooms = []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        return cls(crawler)
+
+    def process_request(self, request: Request) -> None:
+        if FETCH_META in request.meta:
+            NotesRobotsTxt.started.append(time.time())
+        assert self.crawler.engine is not None
+        total = self.crawler.engine.downloader.total_concurrency
+        NotesRobotsTxt.rooms.append((urlsplit(request.url).path, total))
+
+
+NOTES = {f"{__name__}.NotesRobotsTxt": 50}
+
+
+@deferred_f_from_coro_f
+async def test_the_fetch_timeout_holds_whatever_the_download_handler_does(
+    hostile: HostileServer,
+) -> None:
+    """robots.txt answers after 3 s; the handler would wait 30; the verdict
+    (unreachable) comes about 1 s after the request, from the package's own cancel,
+    like a timeout of the handler's."""
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=3.0))
+    urls = serve_pages(hostile)
+    result = await run_crawl(
+        urls,
+        settings(
+            DOWNLOAD_HANDLERS={"http": f"{__name__}.DeafToTimeouts"},
+            DOWNLOADER_MIDDLEWARES=NOTES,
+            ROBOTS_STD_FETCH_TIMEOUT=1,
+            ROBOTS_STD_FETCH_RETRIES=0,
+            CONCURRENT_REQUESTS=4,
+        ),
+    )
+    [started] = NotesRobotsTxt.started
+    [verdict] = [
+        r
+        for r in result.logs
+        if r.name == MW_LOGGER and "is unreachable" in r.getMessage()
+    ]
+    assert 0.9 <= verdict.created - started < 2.5
+    assert (
+        "(DownloadTimeoutError: Getting " + hostile.url("/robots.txt")
+    ) in verdict.getMessage()
+    assert stat(result, "robots_std/verdict/unreachable") == 1
+    assert stat(result, "robots_std/dropped/unreachable") == 2
+    assert stat(result, "robots_std/fetch/deadline") == 1
+    assert (
+        stat(
+            result,
+            "robotstxt/exception_count/<class 'scrapy.exceptions.DownloadTimeoutError'>",
+        )
+        == 1
+    )
+    assert stat(result, "robots_std/fetch/cancelled") is None
+    assert pages_served(hostile) == set()
+    # The room it had in the downloader was given back when it was cancelled: the
+    # pages (dropped after this middleware) see the limit as it was.
+    assert sorted(NotesRobotsTxt.rooms) == [
+        ("/private/b", 4),
+        ("/public/a", 4),
+        ("/robots.txt", 5),
+    ]
+    assert result.crawler.engine is None or (
+        result.crawler.engine.downloader.total_concurrency == 4
+    )
+    assert_no_errors(result)
+
+
+class SlowFirstSpider(HostileSpider):
+    """A slow page that is not checked goes first; the checked start URLs follow
+    once it is in the downloader."""
+
+    def __init__(self, *args: Any, slow: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slow = slow
+
+    async def start(self) -> AsyncIterator[Request]:
+        yield Request(
+            self.slow,
+            callback=self.parse,
+            errback=self.on_error,
+            meta={"dont_obey_robotstxt": True},
+        )
+        await sleep(0.5)
+        async for request in super().start():
+            yield request
+
+
+@deferred_f_from_coro_f
+async def test_time_in_the_slots_queue_does_not_count(hostile: HostileServer) -> None:
+    """The origin's slot downloads one at a time and is busy for 2.5 s with a page
+    when robots.txt is asked for: its 1 s counts from the start of its transfer, as
+    a download handler counts ``download_timeout``, and it is parsed."""
+    hostile.add_route("/slow", Reply(200, {}, b"slow", delay=2.5))
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile)
+    result = await run_crawl(
+        urls,
+        settings(
+            DOWNLOAD_SLOTS={"127.0.0.1": {"concurrency": 1}},
+            ROBOTS_STD_FETCH_TIMEOUT=1,
+            ROBOTS_STD_FETCH_RETRIES=0,
+        ),
+        spider_cls=SlowFirstSpider,
+        spider_kwargs={"slow": hostile.url("/slow")},
+    )
+    [slow] = hostile.requests_for("/slow")
+    [robots] = hostile.requests_for("/robots.txt")
+    assert robots.arrived - slow.arrived >= 2.0  # it waited in the slot's queue
+    assert stat(result, "robots_std/verdict/parse") == 1
+    assert stat(result, "robots_std/fetch/deadline") is None
+    assert pages_served(hostile) == {"/slow", "/public/a"}
+    assert_no_errors(result)
+
+
+# -- C. a robots.txt download has a room of its own in the downloader ----------------
+
+
+class RecordedTimer:
+    def __init__(self, timer: Any) -> None:
+        self.timer = timer
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.timer.cancel()
+
+
+@deferred_f_from_coro_f
+async def test_a_robots_txt_download_has_a_room_of_its_own(
+    hostile: HostileServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``total_concurrency`` is one higher while robots.txt downloads and back to
+    ``CONCURRENT_REQUESTS`` for the pages; the download's deadline timer is
+    cancelled when it ends first."""
+    timers: list[RecordedTimer] = []
+    real_call_later = download_module.call_later
+
+    def recording_call_later(delay: float, func: Any, *args: Any) -> Any:
+        timer = real_call_later(delay, func, *args)
+        if getattr(func, "__name__", "") != "_deadline_passed":
+            return timer
+        timers.append(RecordedTimer(timer))
+        return timers[-1]
+
+    monkeypatch.setattr(download_module, "call_later", recording_call_later)
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=0.3))
+    urls = serve_pages(hostile, ("/public/a", "/public/b", "/private/c"))
+    totals: list[int] = []
+    middlewares: list[RobotsTxtStdMiddleware] = []
+
+    def on_crawler(crawler: Crawler) -> None:
+        def closed() -> None:
+            assert crawler.engine is not None
+            totals.append(crawler.engine.downloader.total_concurrency)
+            mw = crawler.get_downloader_middleware(RobotsTxtStdMiddleware)
+            assert mw is not None
+            middlewares.append(mw)
+
+        crawler.signals.connect(closed, signals.spider_closed, weak=False)
+
+    result = await run_crawl(
+        urls,
+        settings(DOWNLOADER_MIDDLEWARES=NOTES, CONCURRENT_REQUESTS=3),
+        on_crawler=on_crawler,
+    )
+    # The pages go through this middleware before the drop of /private/c.
+    assert sorted(NotesRobotsTxt.rooms) == [
+        ("/private/c", 3),
+        ("/public/a", 3),
+        ("/public/b", 3),
+        ("/robots.txt", 4),
+    ]
+    assert totals == [3]
+    [mw] = middlewares
+    assert mw.book.fetcher.download.rooms == 0
+    assert [timer.cancelled for timer in timers] == [True]
+    assert stat(result, "robots_std/fetch/deadline") is None
+    assert pages_served(hostile) == {"/public/a", "/public/b"}
+    assert_no_errors(result)

@@ -153,9 +153,10 @@ class VerdictBook:
             downloader = self.crawler.engine.downloader
         except (AttributeError, RuntimeError):  # no engine yet
             return True
-        return len(self._fetches) < downloader.total_concurrency and not (
-            downloader.needs_backout()
-        )
+        # The rooms robots.txt downloads add while they run are for them, not for
+        # more fetches: this bound is CONCURRENT_REQUESTS, as without them.
+        limit = downloader.total_concurrency - self.fetcher.download.rooms
+        return len(self._fetches) < limit and not (0 < limit <= len(downloader.active))
 
     # -- fetch cycles -----------------------------------------------------------------
 
