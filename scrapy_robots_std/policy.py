@@ -34,6 +34,11 @@ REDIRECT_TOO_MANY: Final = "too-many-redirects"
 REDIRECT_LOOP: Final = "redirect-loop"
 REDIRECT_BAD_LOCATION: Final = "bad-redirect-location"
 
+#: The reason of the verdict when another downloader middleware raised
+#: ``IgnoreRequest`` on the robots.txt request (e.g. ``HTTPCACHE_IGNORE_MISSING``): the
+#: origin counts as having no robots.txt, and no retry can change that.
+IGNORED: Final = "ignored"
+
 
 @dataclass(frozen=True)
 class FetchOutcome:
@@ -41,7 +46,8 @@ class FetchOutcome:
 
     Exactly one of ``status`` (the final HTTP status after the redirects that were
     followed), ``error`` (the exception's class name when there was no usable
-    response) or ``redirect_failure`` (why a redirect chain was abandoned) says
+    response), ``redirect_failure`` (why a redirect chain was abandoned) or
+    ``ignored`` (another downloader middleware decided not to download it) says
     what happened.
     """
 
@@ -51,6 +57,8 @@ class FetchOutcome:
     redirects: int = 0
     #: a ``304`` answering the validators of the copy in the cache
     not_modified: bool = False
+    #: another downloader middleware raised ``IgnoreRequest`` for the request
+    ignored: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,8 +67,9 @@ class FetchVerdict:
 
     ``verdict`` is one of :data:`VERDICTS`; ``reason`` is a short, bounded label
     (``"2xx"``, ``"404"``-style classes are folded: ``"4xx"``, ``"401-403"``,
-    ``"429"``, ``"5xx"``, ``"network"``, ``"redirects"``, ``"status"``) fit for a stat
-    key; ``retry`` tells whether another attempt may change the answer.
+    ``"429"``, ``"5xx"``, ``"network"``, ``"redirects"``, ``"status"``,
+    ``"ignored"``) fit for a stat key; ``retry`` tells whether another attempt may
+    change the answer.
     """
 
     verdict: str
@@ -84,10 +93,16 @@ def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdic
     429, 5xx                  unreachable, retry  unreachable, retry
     network error, timeout    unreachable, retry  unreachable, retry
     1xx, >= 600               unreachable, retry  unreachable, retry
+    IgnoreRequest from        allow-all           allow-all
+    another middleware        (``ignored``)       (``ignored``)
     ========================  ==================  =====================
     """
     if standard not in (RFC9309, STD1994):
         raise ValueError(f"unknown standard {standard!r}")
+    if outcome.ignored:
+        # Not downloaded on purpose: final, like Scrapy's built-in middleware, which
+        # treats it as a site without robots.txt.
+        return FetchVerdict(ALLOW_ALL, IGNORED)
     if outcome.redirect_failure is not None:
         return FetchVerdict(ALLOW_ALL, "redirects")
     if outcome.not_modified:

@@ -61,13 +61,21 @@ def dropped_by_origin(origin: str) -> str:
 
 
 def verdict(name: str) -> str:
-    """``name``: a policy verdict, or ``"stale"``."""
+    """``name``: a policy verdict, or ``"stale"`` or ``"ignored"``."""
     return stat("verdict", name)
 
+
+#: fetch cycles ended by an ``IgnoreRequest`` another downloader middleware raised on
+#: the robots.txt request (``HTTPCACHE_IGNORE_MISSING``): no restrictions, counted in
+#: ``robots_std/verdict/allow-all`` too
+VERDICT_IGNORED: Final = verdict("ignored")
 
 FETCH_RETRIES: Final = stat("fetch", "retries")
 #: robots.txt downloads cancelled because the crawl stopped
 FETCH_CANCELLED: Final = stat("fetch", "cancelled")
+#: robots.txt downloads the package ended itself at ROBOTS_STD_FETCH_TIMEOUT: the
+#: download handler had not (it ignores ``download_timeout``, or the reactor lagged)
+FETCH_DEADLINE: Final = stat("fetch", "deadline")
 #: robots.txt requests sent with If-None-Match / If-Modified-Since
 FETCH_CONDITIONAL: Final = stat("fetch", "conditional")
 BODY_TRUNCATED: Final = stat("body", "truncated")

@@ -502,6 +502,8 @@ async def test_gzip_bomb_does_not_exhaust_memory(hostile: HostileServer) -> None
     assert pages_served(hostile) == set()
     assert stat(result, "robots_std/verdict/unreachable") == 1
     assert stat(result, "robots_std/body/over_decompression_cap") == 1
+    # HttpCompressionMiddleware's IgnoreRequest: a hostile body, not an ignored request
+    assert stat(result, "robots_std/verdict/ignored") is None
     # Visible, with the setting that decided and the consequence.
     [warning] = [
         m for m in result.messages(logging.WARNING, MW_LOGGER) if "unreachable" in m

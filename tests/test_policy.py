@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scrapy_robots_std.policy import (
     ALLOW_ALL,
     DISALLOW_ALL,
+    IGNORED,
     MAX_REDIRECTS,
     MAX_TTL,
     PARSE,
@@ -152,6 +153,13 @@ def test_fetch_verdict_unknown_standard_raises(standard: str) -> None:
 def test_redirect_failure_wins_over_a_status() -> None:
     outcome = FetchOutcome(status=200, redirect_failure=REDIRECT_LOOP)
     assert fetch_verdict(outcome).verdict == ALLOW_ALL
+
+
+@pytest.mark.parametrize("standard", STANDARDS)
+def test_an_ignored_request_means_no_restrictions_and_no_retry(standard: str) -> None:
+    """Another downloader middleware raised IgnoreRequest: final, allowed."""
+    verdict = fetch_verdict(FetchOutcome(ignored=True), standard)
+    assert verdict == FetchVerdict(ALLOW_ALL, IGNORED, retry=False)
 
 
 # -- retry_delay --------------------------------------------------------------------

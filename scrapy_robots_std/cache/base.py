@@ -33,8 +33,10 @@ class CacheEntry:
 
     ``verdict`` is ``"parse"`` (``robots`` holds the rules), ``"allow-all"``,
     ``"disallow-all"`` (1994: 401/403) or ``"unreachable"``. ``reason`` is the
-    bounded label the fetch policy gave (``"2xx"``, ``"4xx"``, ``"5xx"``, ...) and
-    ``detail`` a human sentence for log lines (``"HTTP 503 after 3 attempts"``).
+    bounded label the fetch policy gave (``"2xx"``, ``"4xx"``, ``"5xx"``, ...;
+    ``"ignored"`` on an ``allow-all`` verdict when another downloader middleware
+    raised ``IgnoreRequest`` on the robots.txt request) and ``detail`` a human
+    sentence for log lines (``"HTTP 503 after 3 attempts"``).
     Times are ``time.time()`` seconds.
 
     ``etag`` and ``last_modified`` are the response's validators, sent back as

@@ -79,6 +79,8 @@ class Fetcher:
         self.download = RobotsDownload(crawler, config, self.stopping)
         #: set when the spider closes: cycles still running end at once
         self.closing = False
+        #: origins whose robots.txt request another middleware ignored (warned once)
+        self._ignored: set[str] = set()
 
     def stopping(self) -> bool:
         """The crawl is shutting down: start nothing new, end sleeps early."""
@@ -276,6 +278,9 @@ class Fetcher:
             body_bytes=None if body is None else len(body),
         )
         self._inc(_stats.verdict(verdict.verdict))
+        if verdict.reason == policy.IGNORED:
+            self._inc(_stats.VERDICT_IGNORED)
+            self._warn_ignored(origin, detail)
         if verdict.verdict != policy.UNREACHABLE:
             self.report.origin_recovered(origin.robots_url)
         elif stale is not None and stale.verdict != policy.UNREACHABLE:
@@ -325,6 +330,20 @@ class Fetcher:
             last_modified=_validator(response, b"Last-Modified") or copy.last_modified,
         )
 
+    def _warn_ignored(self, origin: Origin, detail: str) -> None:
+        """The WARNING for a robots.txt request another downloader middleware
+        ignored: once per origin and crawl, however often its verdict expires."""
+        if origin.key in self._ignored:
+            return
+        self._ignored.add(origin.key)
+        logger.warning(
+            "robots.txt %(url)s was not downloaded: a downloader middleware ignored "
+            "the request (%(detail)s); no restrictions for this origin, as without a "
+            "robots.txt",
+            {"url": safe(origin.robots_url), "detail": safe(detail)},
+            extra={"spider": self.crawler.spider},
+        )
+
     def _notice(self, robots_url: str, consequence: str) -> None:
         """An INFO line for a decision that changes what is crawled (once per fetch,
         and so once per origin and verdict lifetime)."""
@@ -372,6 +391,11 @@ def stale_detail(copy_detail: str, failure: str) -> str:
 
 
 def describe(verdict: policy.FetchVerdict, detail: str) -> str:
+    if verdict.reason == policy.IGNORED:
+        return (
+            f"not downloaded: a downloader middleware ignored the request ({detail}); "
+            "no restrictions, as without a robots.txt"
+        )
     if verdict.verdict == policy.UNREACHABLE:
         return f"unreachable ({detail}); everything is disallowed for now"
     if verdict.verdict == policy.DISALLOW_ALL:
