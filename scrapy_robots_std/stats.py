@@ -102,6 +102,10 @@ CACHE_REDATE_MISSED: Final = stat("cache", "redate_missed")
 # -- waiting -----------------------------------------------------------------------
 WAIT_HELD: Final = stat("wait", "held")
 WAIT_LEFT_AT_CLOSE: Final = stat("wait", "left_at_close")
+#: a step of closing that failed (the others still ran); logged at ERROR
+CLOSE_FAILED: Final = stat("close", "failed")
+#: requests held in a queue whose store could not be read at close (Redis down)
+WAIT_UNCOUNTED: Final = stat("wait", "uncounted_at_close")
 WAIT_REQUESTS: Final = stat("wait", "requests")
 WAIT_SECONDS: Final = stat("wait", "seconds")
 WAIT_MAX_SECONDS: Final = stat("wait", "max_seconds")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from test_middleware_crawl import (
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
     from hostile import HostileServer
 
@@ -278,3 +280,54 @@ async def test_a_dry_run_never_counts_as_dropped(hostile: HostileServer) -> None
     assert drop_lines(result) == []
     assert ours_after_close(records) == []
     assert_no_errors(result)
+
+
+# -- every closing step runs (issue 27, point 1) -----------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_every_closing_step_runs_when_earlier_ones_fail(
+    hostile: HostileServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit file and the queue's count fail at close (a full disk, Redis gone):
+    each failure is logged once, counted, and the store is still closed, so its
+    worker thread does not outlive the crawl."""
+    from scrapy_robots_std.scrapy.audit import AuditLog
+    from scrapy_robots_std.scrapy.waiting import SlotQueues
+
+    def audit_fails(self: object, *args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    def count_fails(self: object) -> tuple[int, int]:
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:1. Refused.")
+
+    monkeypatch.setattr(AuditLog, "close", audit_fails)
+    monkeypatch.setattr(SlotQueues, "held", count_fails)
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=10))
+    urls = serve_pages(hostile, [f"/page/{i}" for i in range(3)])
+    result = await run_crawl(
+        urls,
+        closing_settings(
+            ROBOTS_STD_AUDIT_PATH=str(tmp_path / "audit.jsonl"),
+            ROBOTS_STD_CACHE_BACKEND="scrapy_robots_std.cache.SqliteCache",
+            ROBOTS_STD_CACHE_PATH=str(tmp_path / "cache.sqlite3"),
+        ),
+    )
+    [error] = result.messages(logging.ERROR, MW_LOGGER)
+    assert error == (
+        "robots.txt: the audit file failed at close (OSError: [Errno 28] No space "
+        "left on device); the other closing steps still run"
+    )
+    assert result.stats["robots_std/close/failed"] == 1
+    assert result.stats["robots_std/wait/uncounted_at_close"] == 1
+    assert any(
+        m.startswith("The requests waiting for robots.txt in the scheduler's memory")
+        and "ConnectionError: Error 111" in m
+        for m in result.messages(logging.WARNING, MW_LOGGER)
+    )
+    # The summary and the store's close came after the failures.
+    assert any(
+        m.startswith("robots.txt: 0 request(s) dropped")
+        for m in result.messages(logging.INFO, MW_LOGGER)
+    )
+    assert not [t for t in threading.enumerate() if "robots-std-store" in t.name]

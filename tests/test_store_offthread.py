@@ -214,6 +214,22 @@ def test_workers_must_be_at_least_one() -> None:
         OffThread("x", deadline=1.0, workers=0)
 
 
+def test_worker_threads_never_keep_the_process_alive() -> None:
+    """A store left open (a close that failed, a hung call) must not keep the
+    process running after the crawl: its worker threads are daemons."""
+    thread = OffThread("x", deadline=1.0, workers=2)
+    thread.start()
+    try:
+        done = threading.Event()
+        thread.submit(done.set)
+        assert done.wait(5)
+        workers = [t for t in threading.enumerate() if "robots-std-store" in t.name]
+        assert workers
+        assert all(t.daemon for t in workers)
+    finally:
+        thread.stop()
+
+
 # -- through the Store ----------------------------------------------------------------
 
 

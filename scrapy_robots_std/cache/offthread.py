@@ -19,6 +19,7 @@ once, at WARNING, with its duration and the part of it spent queued;
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -75,6 +76,9 @@ class OffThread:
             self._pool = ThreadPool(
                 minthreads=1, maxthreads=self.workers, name="robots-std-store"
             )
+            # Daemon threads: a store that was never closed (a close step that
+            # failed, a hung call) cannot keep the process alive after the crawl.
+            self._pool.threadFactory = _daemon_thread  # type: ignore[assignment]
             self._pool.start()
 
     def stop(self) -> None:
@@ -163,3 +167,7 @@ def _quietly(function: Callable[..., object], *args: Any) -> None:
         function(*args)
     except Exception:  # a background call's failure is not the crawl's
         logger.debug("Background store call %r failed", function, exc_info=True)
+
+
+def _daemon_thread(*args: Any, **kwargs: Any) -> threading.Thread:
+    return threading.Thread(*args, daemon=True, **kwargs)

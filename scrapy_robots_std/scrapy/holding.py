@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING, Final, Protocol
 
 from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
 from scrapy_robots_std.scrapy.origin import origin_of
 from scrapy_robots_std.scrapy.verdicts import WAITED_META
@@ -114,7 +115,20 @@ class Holding:
 
     def report_left(self) -> None:
         """Count and log the requests still held (the spider is closing)."""
-        requests, origins = self.store.held()
+        try:
+            requests, origins = self.store.held()
+        except Exception as exc:  # noqa: BLE001 -- e.g. Redis is down: closing goes on
+            self.crawler.stats.inc_value(_stats.WAIT_UNCOUNTED)
+            logger.warning(
+                "The requests waiting for robots.txt in %(where)s could not be "
+                "counted at close (%(error)s); they stay there",
+                {
+                    "where": self.store.left_in,
+                    "error": safe(f"{type(exc).__name__}: {exc}"),
+                },
+                extra={"spider": self.crawler.spider},
+            )
+            return
         if not requests:
             return
         self.crawler.stats.inc_value(_stats.WAIT_LEFT_AT_CLOSE, requests)

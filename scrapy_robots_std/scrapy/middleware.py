@@ -9,6 +9,7 @@ requests that wait for one, and this class checks and drops.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
 from typing import TYPE_CHECKING, Final
@@ -36,6 +37,8 @@ from scrapy_robots_std.scrapy.usage import UsageGate
 from scrapy_robots_std.scrapy.verdicts import WAITED_META, VerdictBook
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
     from scrapy.spiders import Spider
@@ -242,13 +245,40 @@ class RobotsTxtStdMiddleware:
             raise DontCloseSpider
 
     async def _spider_closed(self, spider: Spider, reason: str) -> None:
-        self.book.detach_all()
-        await self.book.settle()
-        summary = self.report.close(self._stats)
-        logger.info("%(summary)s", {"summary": summary}, extra={"spider": spider})
+        """Close down; every step runs, whatever an earlier one raised."""
+        steps: list[tuple[str, Callable[[], object]]] = [
+            ("counting the waiting requests", self.book.detach_all),
+            ("ending the fetches still running", self.book.settle),
+            ("the summary", self._summarize),
+            ("the audit file", lambda: self._close_audit(reason)),
+            ("closing the cache store", self.store.close),
+        ]
+        for what, step in steps:
+            await self._closing_step(what, step)
+
+    async def _closing_step(self, what: str, step: Callable[[], object]) -> None:
+        try:
+            result = step()
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:  # noqa: BLE001 -- the next steps must run
+            self._inc(_stats.CLOSE_FAILED)
+            logger.error(
+                "robots.txt: %(what)s failed at close (%(error)s); the other "
+                "closing steps still run",
+                {"what": what, "error": safe(f"{type(exc).__name__}: {exc}")},
+                extra={"spider": self.crawler.spider},
+            )
+
+    def _close_audit(self, reason: str) -> None:
         if self.audit is not None:
             self.audit.close(self.report, reason)
-        await self.store.close()
+
+    def _summarize(self) -> None:
+        summary = self.report.close(self._stats)
+        logger.info(
+            "%(summary)s", {"summary": summary}, extra={"spider": self.crawler.spider}
+        )
 
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)

@@ -300,9 +300,9 @@ class VerdictBook:
     def detach_all(self) -> None:
         """At close: the queues Scrapy does not close (memory ones) report what
         they still hold."""
-        for queue in list(self._queues):
+        queues, self._queues = self._queues, []
+        for queue in queues:
             queue.report_left()
-        self._queues.clear()
 
     def wake_engine(self) -> None:
         """Have the engine pop the scheduler now rather than at its next heartbeat
