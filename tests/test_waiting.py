@@ -393,3 +393,26 @@ def test_a_pop_does_bounded_work(monkeypatch: pytest.MonkeyPatch) -> None:
     assert queue.pop() is None
     assert queue.waiting() == total
     assert book.wakes == 1
+
+
+def test_a_request_that_cannot_be_filed_again_is_not_lost(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Resumed from an older state, a request is popped and filed again; when that
+    push fails (EMFILE at ``ulimit -n``), the request goes on rather than vanish."""
+    key = str(tmp_path / "requests.queue")
+    state = json.loads(json.dumps(_legacy_states(key)["-plain"]))
+
+    class NoMoreFiles(PickleFifoDiskQueue):  # type: ignore[misc]
+        def push(self, obj: Any) -> None:
+            raise OSError(24, "Too many open files")
+
+    book = FakeBook()
+    queue = make_queue(book, monkeypatch, NoMoreFiles, key + "-plain", state)
+    popped = urls(queue)
+    assert sorted(popped) == ["http://a.test/1", "http://a.test/2", "http://b.test/1"]
+    stats = queue.crawler.stats
+    assert stats.get_value("robots_std/wait/hold_failed") == 3
+    assert set(book.needed) == {"http://a.test:80", "http://b.test:80"}
+    assert len(queue) == 0
+    queue.close()

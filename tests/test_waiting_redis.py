@@ -186,3 +186,87 @@ def test_clear_empties_the_waiting_sets_too(
     queue.clear()
     assert len(queue) == 0
     assert server.keys("unit:*") == []
+
+
+# -- keys and entries this queue cannot use (issue 27, point 2) ---------------------
+
+
+def test_a_waiting_key_of_another_type_loses_no_request(
+    server: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A string planted where an origin's waiting set goes: holding fails whole
+    (nothing half-written), the request stays in the shared queue, and once popped
+    it goes on to wait for its verdict in the downloader. pop() and len() never
+    raise."""
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    server.set(WAITING + key("http://planted.test/"), "not a sorted set")
+    queue.push(Request("http://planted.test/1"))
+    assert server.smembers(ORIGINS) == set()  # no half-done hold
+    assert int(server.zcard(KEY)) == 1
+    assert len(queue) == 1
+    request = queue.pop()
+    assert request is not None
+    assert request.url == "http://planted.test/1"
+    assert WAITED_META not in request.meta
+    assert book.needed == [key("http://planted.test/")] * 2
+    stats = queue.spider.crawler.stats
+    assert stats.get_value("robots_std/wait/hold_failed") == 2
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1  # once; later ones are DEBUG
+    assert "WrongKeyType" in warnings[0].getMessage()
+    assert queue.pop() is None
+    assert len(queue) == 0
+
+
+def test_a_waiting_set_turned_into_another_type_is_passed_over(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    queue.push(Request("http://gone.test/1"))
+    queue.push(Request("http://fine.test/1"))
+    waiting_key = WAITING + key("http://gone.test/")
+    server.delete(waiting_key)
+    server.set(waiting_key, "clobbered")  # another program replaced the set
+    book.decide("http://gone.test/")
+    book.decide("http://fine.test/")
+    request = queue.pop()
+    assert request is not None
+    assert request.url == "http://fine.test/1"
+    assert queue.pop() is None
+    assert len(queue) == 0  # the string is not counted, and len() does not raise
+    assert server.smembers(ORIGINS) == set()
+    assert queue.spider.crawler.stats.get_value("robots_std/wait/store_problem") == 1
+
+
+def test_an_unreadable_waiting_entry_is_left_out(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    queue.push(Request("http://a.test/1"))
+    server.zadd(WAITING + key("http://a.test/"), {b"\x80garbage": -100})
+    book.decide("http://a.test/")
+    request = queue.pop()
+    assert request is not None
+    assert request.url == "http://a.test/1"
+    assert queue.pop() is None
+    assert queue.spider.crawler.stats.get_value("robots_std/wait/store_problem") == 1
+
+
+def test_a_waiting_origins_key_of_another_type_never_raises(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    server.set(ORIGINS, "not a set")
+    queue.push(Request("http://b.test/1"))  # cannot be held: stays in the queue
+    assert len(queue) == 1
+    request = queue.pop()
+    assert request is not None
+    assert request.url == "http://b.test/1"
+    assert len(queue) == 0
+    queue.clear()

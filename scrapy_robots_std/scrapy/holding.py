@@ -101,6 +101,7 @@ class Holding:
         self._resumed: list[str] | None = None
         #: work done by the current pop (origins held), bounded by MAX_STEPS
         self._steps = 0
+        self._hold_warned = False
         if self.book is not None:
             self._resumed = list(store.held_origins())
             self.book.attach(self)
@@ -156,7 +157,13 @@ class Holding:
         elif self._fresh(origin.key):
             self.store.add(request, origin.key, held=False)
         else:
-            self._hold(origin, request)
+            try:
+                self._hold(origin, request)
+            except Exception as exc:  # noqa: BLE001 -- kept as ready instead
+                self._hold_failed(origin, request, exc)
+                # Popped later, it waits for its verdict in the downloader. If this
+                # fails too, the scheduler's push fails, as with Scrapy's queues.
+                self.store.add(request, origin.key, held=False)
 
     def pop(self) -> Request | None:
         """The next request that may go, or ``None``."""
@@ -178,7 +185,11 @@ class Holding:
             # From a part of the store that did not know its origin (a shared
             # queue, an older state), or whose verdict expired just now.
             self._steps += 1
-            self._hold(origin, request)
+            try:
+                self._hold(origin, request)
+            except Exception as exc:  # noqa: BLE001 -- it was popped: never lose it
+                self._hold_failed(origin, request, exc)
+                return request  # it waits for its verdict in the downloader
         if self._steps >= MAX_STEPS:
             book.wake_engine()  # bounded work per call; the engine comes back
         return None
@@ -190,6 +201,27 @@ class Holding:
         # cache under Twisted's default reactor), and then releases the origin.
         self.store.add(request, origin.key, held=True)
         self.crawler.stats.inc_value(_stats.WAIT_HELD)
+        self.book.need(origin, request)
+
+    def _hold_failed(self, origin: Origin, request: Request, exc: Exception) -> None:
+        """A request the store could not hold (an open file too many, a Redis key
+        of another type): counted and logged once; the caller keeps it as ready,
+        or sends it on. Its fetch is asked for all the same."""
+        assert self.book is not None
+        request.meta.pop(WAITED_META, None)
+        self.crawler.stats.inc_value(_stats.WAIT_HOLD_FAILED)
+        logger.log(
+            logging.DEBUG if self._hold_warned else logging.WARNING,
+            "Cannot hold %(request)s in %(where)s (%(error)s); it will wait for its "
+            "robots.txt in the downloader",
+            {
+                "request": safe(request),
+                "where": self.store.left_in,
+                "error": safe(f"{type(exc).__name__}: {exc}"),
+            },
+            extra={"spider": self.crawler.spider},
+        )
+        self._hold_warned = True
         self.book.need(origin, request)
 
     def _fresh(self, origin_key: str) -> bool:

@@ -56,6 +56,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "RobotsAwareRedisQueue needs scrapy-redis: pip install scrapy-redis"
     ) from exc
 
+from redis.exceptions import ResponseError
+
+from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.holding import EXEMPT, MAX_STEPS, Holding
 from scrapy_robots_std.scrapy.origin import origin_of
 
@@ -64,7 +68,14 @@ if TYPE_CHECKING:
 
     from scrapy import Request, Spider
 
-__all__ = ["MAX_STEPS", "RedisWaiting", "RobotsAwareRedisQueue"]
+__all__ = ["MAX_STEPS", "RedisWaiting", "RobotsAwareRedisQueue", "WrongKeyType"]
+
+logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
+
+
+class WrongKeyType(ValueError):
+    """A key this queue writes holds another program's value."""
+
 
 #: Seconds between two looks at the fleet's waiting origins.
 SCAN_INTERVAL: Final = 1.0
@@ -75,14 +86,45 @@ SCAN_COUNT: Final = 500
 _KNOWN_MAX: Final = 100_000
 
 
+#: A key that is not of the type this queue writes (another program wrote it) is
+#: never read or written: the scripts check each key's TYPE first.
+_TYPE_OK: Final = """
+local function is(key, wanted)
+    local found = redis.call('TYPE', key).ok
+    return found == wanted or found == 'none'
+end
+"""
+#: Holds a request: adds it (ARGV[2], scored ARGV[1]) to its origin's waiting set
+#: (KEYS[1]) and the origin (ARGV[3]) to the waiting origins (KEYS[2]). 0, and
+#: nothing written, if either key is of another type.
+_HOLD: Final = (
+    _TYPE_OK
+    + """
+if not (is(KEYS[1], 'zset') and is(KEYS[2], 'set')) then
+    return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1
+"""
+)
 #: Pops the first member of a waiting set (KEYS[1]); drops the origin (ARGV[1]) from
-#: the set of waiting origins (KEYS[2]) once that set is empty.
-_POP_WAITING: Final = """
+#: the set of waiting origins (KEYS[2]) once that set is empty. -1: the waiting set's
+#: key is of another type (the origin is dropped from the waiting origins).
+_POP_WAITING: Final = (
+    _TYPE_OK
+    + """
+if not is(KEYS[1], 'zset') then
+    if is(KEYS[2], 'set') then
+        redis.call('SREM', KEYS[2], ARGV[1])
+    end
+    return -1
+end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0)
 if #first > 0 then
     redis.call('ZREMRANGEBYRANK', KEYS[1], 0, 0)
 end
-if redis.call('ZCARD', KEYS[1]) == 0 then
+if redis.call('ZCARD', KEYS[1]) == 0 and is(KEYS[2], 'set') then
     redis.call('SREM', KEYS[2], ARGV[1])
 end
 if #first == 0 then
@@ -90,24 +132,42 @@ if #first == 0 then
 end
 return first[1]
 """
+)
 #: {shared queue length, waiting requests, waiting origins}; the waiting sets' keys
-#: are ARGV[1] followed by an origin.
-_COUNT: Final = """
+#: are ARGV[1] followed by an origin. Keys of another type count as empty.
+_COUNT: Final = (
+    _TYPE_OK
+    + """
+local queued = 0
+if is(KEYS[1], 'zset') then
+    queued = redis.call('ZCARD', KEYS[1])
+end
+if not is(KEYS[2], 'set') then
+    return {queued, 0, 0}
+end
 local waiting = 0
 local origins = redis.call('SMEMBERS', KEYS[2])
 for _, origin in ipairs(origins) do
-    waiting = waiting + redis.call('ZCARD', ARGV[1] .. origin)
+    if is(ARGV[1] .. origin, 'zset') then
+        waiting = waiting + redis.call('ZCARD', ARGV[1] .. origin)
+    end
 end
-return {redis.call('ZCARD', KEYS[1]), waiting, #origins}
+return {queued, waiting, #origins}
 """
+)
 #: Deletes the shared queue, every waiting set and the set of waiting origins.
-_CLEAR: Final = """
-local origins = redis.call('SMEMBERS', KEYS[2])
-for _, origin in ipairs(origins) do
-    redis.call('DEL', ARGV[1] .. origin)
+_CLEAR: Final = (
+    _TYPE_OK
+    + """
+if is(KEYS[2], 'set') then
+    local origins = redis.call('SMEMBERS', KEYS[2])
+    for _, origin in ipairs(origins) do
+        redis.call('DEL', ARGV[1] .. origin)
+    end
 end
 return redis.call('DEL', KEYS[1], KEYS[2])
 """
+)
 
 
 class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
@@ -157,6 +217,7 @@ class RedisWaiting:
         self._waiting_prefix = f"{queue.key}:robots-waiting:"
         self._origins_key = f"{queue.key}:robots-waiting-origins"
         self.left_in = f"Redis ({self._origins_key}), for the fleet"
+        self._hold = self._server.register_script(_HOLD)
         self._pop_waiting = self._server.register_script(_POP_WAITING)
         self._count = self._server.register_script(_COUNT)
         self._clear = self._server.register_script(_CLEAR)
@@ -166,18 +227,23 @@ class RedisWaiting:
         self._released: OrderedDict[str, None] = OrderedDict()
         self._next_scan = 0.0
         self._scan_cursor = 0
+        self._warned = False
 
     def add(self, request: Request, origin_key: str, *, held: bool) -> None:
         if not held:
             self._queue._push_shared(request)
             return
         data = self._queue._encode_request(request)
-        pipe = self._server.pipeline(transaction=True)
-        pipe.execute_command(
-            "ZADD", self._waiting_prefix + origin_key, -request.priority, data
+        waiting_key = self._waiting_prefix + origin_key
+        held = self._hold(
+            keys=[waiting_key, self._origins_key],
+            args=[-request.priority, data, origin_key],
         )
-        pipe.sadd(self._origins_key, origin_key)
-        pipe.execute()
+        if not held:
+            raise WrongKeyType(
+                f"{waiting_key} or {self._origins_key} is not of the type this "
+                "queue writes (a sorted set, a set)"
+            )
         self._remember(origin_key)
 
     def release(self, origin_key: str) -> None:
@@ -202,11 +268,24 @@ class RedisWaiting:
                 keys=[self._waiting_prefix + origin_key, self._origins_key],
                 args=[origin_key],
             )
-            if data is None:  # empty: popped here or by another worker
+            if data is None or data == -1:  # empty (popped here or by another
+                # worker), or not a sorted set: nothing of this queue's is there
+                if data == -1:
+                    self._problem(
+                        f"{self._waiting_prefix}{origin_key} is not a sorted set; "
+                        "its origin is no longer looked at"
+                    )
                 del self._released[origin_key]
                 self._known.discard(origin_key)
                 continue
-            request: Request = self._queue._decode_request(data)
+            try:
+                request: Request = self._queue._decode_request(data)
+            except Exception as exc:  # noqa: BLE001 -- an unreadable entry is a miss
+                self._problem(
+                    f"an entry of {self._waiting_prefix}{origin_key} cannot be read "
+                    f"({type(exc).__name__}: {exc}); it is left out"
+                )
+                continue
             return request
         # The shared queue's request may be of any origin: Holding checks it.
         return self._queue._pop_shared()
@@ -240,9 +319,13 @@ class RedisWaiting:
         """Look at (part of) the fleet's waiting origins: release those with a
         verdict here, ask for the verdict of the others (``ready`` does). Requests
         a stopped or dead worker left behind are found this way."""
-        cursor, members = self._server.sscan(
-            self._origins_key, self._scan_cursor, count=SCAN_COUNT
-        )
+        try:
+            cursor, members = self._server.sscan(
+                self._origins_key, self._scan_cursor, count=SCAN_COUNT
+            )
+        except ResponseError as exc:  # e.g. WRONGTYPE: another program's key
+            self._problem(f"{self._origins_key} cannot be read ({exc})")
+            return
         self._scan_cursor = int(cursor)
         for member in members:
             origin_key = member.decode() if isinstance(member, bytes) else str(member)
@@ -252,6 +335,19 @@ class RedisWaiting:
             # One fetch per origin at a time here; the claim makes it one fleet-wide.
             if ready(origin_key):
                 self._released[origin_key] = None
+
+    def _problem(self, what: str) -> None:
+        """A key or an entry in Redis this queue cannot use: counted, and logged at
+        WARNING the first time (DEBUG after)."""
+        self._queue.spider.crawler.stats.inc_value(_stats.WAIT_STORE_PROBLEM)
+        level = logging.DEBUG if self._warned else logging.WARNING
+        self._warned = True
+        logger.log(
+            level,
+            "Waiting requests in Redis: %(what)s",
+            {"what": safe(what)},
+            extra={"spider": self._queue.spider},
+        )
 
     def _remember(self, origin_key: str) -> None:
         if origin_key not in self._known and len(self._known) >= _KNOWN_MAX:
