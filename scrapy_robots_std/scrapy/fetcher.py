@@ -81,18 +81,40 @@ class Fetcher:
         self.closing = False
         #: origins whose robots.txt request another middleware ignored (warned once)
         self._ignored: set[str] = set()
+        # "Was running, is no longer": a crawl's crawler is already crawling when
+        # its middlewares are built; the engine is seen running by later calls.
+        self._crawled = crawler.crawling
+        self._engine_ran = False
 
     def stopping(self) -> bool:
-        """The crawl is shutting down: start nothing new, end sleeps early."""
-        if self.closing or not self.crawler.crawling:
+        """The crawl is shutting down: start nothing new, end sleeps early.
+
+        Only a stop counts: the spider closing (its ``spider_closed``, or the
+        engine's slot closing: ``CLOSESPIDER_*``, the idle finish, and every stop,
+        which closes the spider), or a crawler or engine that ran and no longer
+        does. An engine started without a crawl (``scrapy shell``: its crawler
+        never crawls) or not started yet is not stopping.
+        """
+        if self.closing:
             return True
-        engine = self.crawler.engine
-        if engine is None or not engine.running:
-            return True
-        # The spider is closing (CLOSESPIDER_*, engine.close_spider_async) while
-        # the engine still runs: Scrapy has no signal for it, only the slot's state.
+        crawling = self.crawler.crawling
+        if crawling:
+            self._crawled = True
+        elif self._crawled:
+            return True  # Crawler.stop_async (SIGINT) starts here
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy 2.19: no engine yet; nothing is stopping
+            return False
+        # close_spider_async sets the slot's Deferred before it waits for the
+        # downloads in progress, and Scrapy sends no signal until they end.
         closing = getattr(getattr(engine, "_slot", None), "closing", None)
-        return isinstance(closing, Deferred)
+        if isinstance(closing, Deferred):
+            return True
+        if engine.running:
+            self._engine_ran = True
+            return False
+        return self._engine_ran
 
     async def fetch(
         self,
