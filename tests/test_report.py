@@ -264,3 +264,19 @@ def test_rule_text_names_file_line_directive_pattern_and_group() -> None:
     assert rule_text("http://a.example/robots.txt", decision.rule) == (
         'http://a.example/robots.txt line 5 "Disallow: /private*" (User-agent: MyBot)'
     )
+
+
+def test_rule_text_stays_short_for_a_hostile_group() -> None:
+    """6,000 long User-agent lines in one group and a long pattern (issue 27, point
+    3): the label keeps the line number and a few hundred characters of each."""
+    agents = b"".join(b"User-agent: %s%d\n" % (b"A" * 40, n) for n in range(6000))
+    body = agents + b"User-agent: MyBot\nDisallow: /" + b"p" * 5000 + b"\n"
+    robots = RobotsTxt.parse(body)
+    decision = robots.decide("http://a.example/" + "p" * 5000, "MyBot")
+    assert decision.rule is not None
+    assert len(decision.rule.group) > 250_000
+    label = rule_text("http://a.example/robots.txt", decision.rule)
+    assert len(label) < 700
+    assert label.startswith('http://a.example/robots.txt line 6002 "Disallow: /ppp')
+    assert label.endswith("...)")
+    assert '..." (User-agent: AAAA' in label

@@ -466,3 +466,18 @@ def test_usage_lines_under_the_cap_are_counted_from_above() -> None:
     # Each line read for a query keeps about 1 KiB: 64 lines, 20 tokens.
     assert kept < 160 * 1024
     assert robots.memory_bytes() >= kept
+
+
+def test_a_long_header_value_is_shown_cut() -> None:
+    """A drop line names its sources; an 8 KB header must not make it 8 KB
+    (issue 27, point 3)."""
+    from scrapy_robots_std.robotstxt.usage import UsageSource
+
+    source = UsageSource("header", "Content-Usage", "train-ai=n, " + "x" * 8000)
+    text = str(source)
+    assert len(text) < 260
+    assert text.startswith('header "Content-Usage: train-ai=n, xxx')
+    assert text.endswith('..."')
+    assert str(UsageSource("header", "Content-Usage", "train-ai=n")) == (
+        'header "Content-Usage: train-ai=n"'
+    )

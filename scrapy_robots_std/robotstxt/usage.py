@@ -14,7 +14,7 @@ purpose.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import usage_query as _query
@@ -45,6 +45,9 @@ __all__ = [
     "UsageSource",
     "UsageSummary",
 ]
+
+#: Most characters of a statement's value that its text (a drop line) shows.
+_SHOWN_VALUE: Final = 200
 
 REASON_RULES = "rules"  # at least one statement applies
 REASON_NO_STATEMENT = "no-statement"  # the group states nothing for this URL
@@ -80,7 +83,10 @@ class UsageSource:
 
     def __str__(self) -> str:
         where = f"line {self.line}" if self.line is not None else self.origin
-        return f'{where} "{self.field}: {self.value}"'
+        value = self.value
+        if len(value) > _SHOWN_VALUE:  # a header may be kilobytes long
+            value = f"{value[: _SHOWN_VALUE - 3]}..."
+        return f'{where} "{self.field}: {value}"'
 
     def to_dict(self) -> dict[str, Any]:
         return {

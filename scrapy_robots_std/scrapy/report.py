@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.robots import Rule
 
 #: How many origins and rules the bounded counters track before folding the rest.
+#: Most characters of one part of a rule label taken from a robots.txt or a URL.
+LABEL_PART_MAX: Final = 200
 _TRACKED: Final = 10_000
 _OTHER: Final = "(other)"
 
@@ -52,8 +54,22 @@ def record_wait(stats: StatsCollector, seconds: float) -> None:
 
 
 def rule_text(robots_url: str, rule: Rule) -> str:
-    """``http://a/robots.txt line 4 "Disallow: /x" (User-agent: bot)``."""
-    return f'{robots_url} line {rule.line} "{rule.directive}: {rule.pattern}" ({rule.group})'
+    """``http://a/robots.txt line 4 "Disallow: /x" (User-agent: bot)``.
+
+    Each part from the site (the URL, the pattern, the group's agents) is cut to
+    :data:`LABEL_PART_MAX` characters: the label names a drop in log lines and in
+    the report's keys, and a hostile file must not make it large.
+    """
+    return (
+        f"{clip(robots_url)} line {rule.line} "
+        f'"{rule.directive}: {clip(rule.pattern)}" ({clip(rule.group)})'
+    )
+
+
+def clip(text: str, limit: int | None = None) -> str:
+    """``text``, or its start and ``...`` when it is longer than ``limit``."""
+    limit = LABEL_PART_MAX if limit is None else limit
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 class Report:
