@@ -675,7 +675,8 @@ def case_text(res: CaseResult, *, markdown: bool, command: str, package: str) ->
 
 
 def _slug(label: str) -> str:
-    return "".join(c if c.isalnum() else "-" for c in label.lower()).strip("-")
+    words = "".join(c if c.isalnum() else " " for c in label.lower()).split()
+    return "-".join(words)
 
 
 def _marker(name: str, label: str) -> tuple[str, str]:
