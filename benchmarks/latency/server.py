@@ -8,7 +8,9 @@ names the origin; the answers are the same for all): ``/robots.txt`` is
 ``/p/N.html`` and ``/private/N.html`` are a few bytes of HTML after ``--page-delay``
 seconds, anything else is a 404 at once. ``/__stats`` (asked by the runner, not by
 a crawl) answers at once with the counts since the last ``/__stats`` as JSON, and
-resets them.
+resets them: requests by kind, connections accepted, the most connections open at
+once, host names seen, and the most requests answered at once for one host name
+(which shows whether the crawler kept to ``CONCURRENT_REQUESTS_PER_DOMAIN``).
 
 A minimal HTTP/1.1 responder on asyncio protocols: keep-alive, GET only, no request
 bodies, one request at a time per connection (a pipelined request waits for the
@@ -66,8 +68,12 @@ class Counts:
         self.pages = 0
         self.other = 0
         self.connections = 0
+        self.close_requested = 0
         self.peak_open = self.open
         self.hosts: set[bytes] = set()
+        #: requests being answered, per host; the largest such count seen
+        self.in_flight: dict[bytes, int] = {}
+        self.peak_per_host = 0
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -75,8 +81,10 @@ class Counts:
             "pages": self.pages,
             "other": self.other,
             "connections": self.connections,
+            "close_requested": self.close_requested,
             "peak_open_connections": self.peak_open,
             "hosts": len(self.hosts),
+            "peak_in_flight_per_host": self.peak_per_host,
         }
 
 
@@ -86,6 +94,7 @@ class Connection(asyncio.Protocol):
         self.buffer = bytearray()
         self.busy = False
         self.timer: asyncio.TimerHandle | None = None
+        self.host: bytes | None = None  # of the request being answered
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -101,6 +110,7 @@ class Connection(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+            self._done()
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -123,33 +133,55 @@ class Connection(asyncio.Protocol):
             return
         target, version = parts[1], parts[2]
         keep_alive = version == b"HTTP/1.1"
+        host = b""
         for line in lines[1:]:
             name, _, value = line.partition(b":")
             name = name.strip().lower()
             if name == b"host":
-                self.server.counts.hosts.add(value.strip().lower())
+                host = value.strip().lower()
             elif name == b"connection":
                 keep_alive = value.strip().lower() != b"close"
         counts = self.server.counts
+        if target == b"/__stats":  # the runner's, not counted
+            body = json.dumps(counts.as_dict()).encode()
+            counts.reset()
+            self.busy = True
+            self._respond(_response(b"200 OK", body, b"application/json"), keep_alive)
+            return
+        counts.hosts.add(host)
+        if not keep_alive:
+            counts.close_requested += 1
         if target == b"/robots.txt":
             counts.robots += 1
             response, delay = _ROBOTS, self.server.robots_delay
         elif target.startswith((b"/p/", b"/private/")):
             counts.pages += 1
             response, delay = _PAGE, self.server.page_delay
-        elif target == b"/__stats":
-            body = json.dumps(counts.as_dict()).encode()
-            counts.reset()
-            response, delay = _response(b"200 OK", body, b"application/json"), 0.0
         else:
             counts.other += 1
             response, delay = _NOT_FOUND, 0.0
         self.busy = True
+        self.host = host
+        flying = counts.in_flight.get(host, 0) + 1
+        counts.in_flight[host] = flying
+        counts.peak_per_host = max(counts.peak_per_host, flying)
         loop = asyncio.get_running_loop()
         self.timer = loop.call_later(delay, self._respond, response, keep_alive)
 
+    def _done(self) -> None:
+        """The request of this connection is answered (or abandoned)."""
+        if self.host is not None:
+            in_flight = self.server.counts.in_flight
+            left = in_flight.get(self.host, 1) - 1
+            if left > 0:
+                in_flight[self.host] = left
+            else:
+                in_flight.pop(self.host, None)
+            self.host = None
+
     def _respond(self, response: bytes, keep_alive: bool) -> None:
         self.timer = None
+        self._done()
         assert self.transport is not None
         if self.transport.is_closing():
             return
