@@ -653,7 +653,7 @@ def case_tables(res: CaseResult) -> list[Table]:
 
 def case_text(res: CaseResult, *, markdown: bool, command: str, package: str) -> str:
     tables = case_tables(res)
-    lines = [f"### {res.case.title}" if markdown else f"== {res.case.title} =="]
+    lines = [f"### {res.case.title}\n" if markdown else f"== {res.case.title} =="]
     info = [
         f"command: `{command}`" if markdown else f"command: {command}",
         f"{res.date}; package measured: {package}",
