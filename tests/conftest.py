@@ -59,9 +59,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # -- the "bench" marker: opt-in --------------------------------------------------------
 #
-# Tests marked ``bench`` run the benchmarks (benchmarks/crawl) in smoke mode: real
-# crawls in subprocesses, tens of seconds.  They are deselected unless the -m
-# expression names the marker; run them with
+# Tests marked ``bench`` run the benchmarks (benchmarks/crawl, benchmarks/latency) in
+# smoke mode: real crawls in subprocesses, tens of seconds.  They are deselected
+# unless the -m expression names the marker; run them with
 #
 #     .venv/bin/pytest -m bench
 #

@@ -1,0 +1,9 @@
+"""``python -m benchmarks.latency``: see run.py."""
+
+from __future__ import annotations
+
+import sys
+
+from benchmarks.latency.run import main
+
+sys.exit(main())
