@@ -397,3 +397,45 @@ def _clean_env() -> dict[str, Any]:
         [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
     return env
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_stored_record_with_an_impossible_time_is_a_miss(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    """``fetched_at = 1e300`` in a real record (issue 27, point 4): it was served as
+    fresh, and the audit then failed on the time with a traceback. Now it is an
+    invalid record, fetched again, and the audit records the new fetch."""
+    import json
+    import sqlite3
+
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    urls = serve_pages(hostile, PUBLIC[:2] + PRIVATE[:1])
+    path = tmp_path / "robots.sqlite3"
+    audit = tmp_path / "audit.jsonl"
+    crawl_settings = settings(
+        ROBOTS_STD_CACHE_BACKEND=SQLITE,
+        ROBOTS_STD_CACHE_PATH=str(path),
+        ROBOTS_STD_AUDIT_PATH=str(audit),
+    )
+    first = await run_crawl(urls, crawl_settings)
+    assert_no_errors(first)
+    with sqlite3.connect(path) as db:
+        [(origin, raw)] = db.execute("SELECT origin, meta FROM robots_std_entries")
+        meta = json.loads(raw)
+        meta["fetched_at"] = 1e300
+        db.execute(
+            "UPDATE robots_std_entries SET meta = ?, fetched_at = ? WHERE origin = ?",
+            (json.dumps(meta).encode(), 1e300, origin),
+        )
+    db.close()
+    records_before = len(audit.read_text(encoding="utf-8").splitlines())
+    second = await run_crawl(urls, crawl_settings, dont_filter=True)
+    assert_no_errors(second)
+    assert stat(second, "robots_std/cache/store_invalid") == 1
+    assert stat(second, "robots_std/cache/store_hit") is None
+    assert robots_fetches(hostile) == 2
+    lines = audit.read_text(encoding="utf-8").splitlines()
+    assert len(lines) > records_before
+    assert all(isinstance(json.loads(line), dict) for line in lines)

@@ -52,16 +52,30 @@ def test_damaged_or_hostile_metadata_is_a_miss(raw: bytes) -> None:
     assert load_meta(raw) is None
 
 
-def test_an_expiry_years_ahead_is_capped_at_24_hours() -> None:
+def test_an_expiry_years_ahead_is_invalid() -> None:
+    """Past the 24 h cap: no process of ours wrote it (issue 27, point 4)."""
     now = time.time()
-    meta = load_meta(_fields(fetched_at=now, expires_at=now + 10 * 365 * 86400))
+    assert load_meta(_fields(fetched_at=now, expires_at=now + 10 * 365 * 86400)) is None
+    meta = load_meta(_fields(fetched_at=now, expires_at=now + MAX_TTL))
     assert meta is not None
     assert meta.expires_at == pytest.approx(now + MAX_TTL)
 
 
-def test_a_fetch_time_in_the_future_does_not_extend_the_expiry() -> None:
+@pytest.mark.parametrize(
+    "fetched_at",
+    [1e300, -1.0, "future"],
+)
+def test_an_impossible_fetch_time_is_invalid(fetched_at: object) -> None:
+    """``fetched_at = 1e300`` used to be served as fresh, and then broke the audit's
+    time formatting."""
     now = time.time()
-    later = now + 365 * 86400
-    meta = load_meta(_fields(fetched_at=later, expires_at=later + 3600))
+    value = now + 365 * 86400 if fetched_at == "future" else fetched_at
+    assert load_meta(_fields(fetched_at=value, expires_at=now + 3600)) is None
+
+
+def test_a_time_a_little_ahead_is_a_clock_skew_and_valid() -> None:
+    """Another machine of the fleet, its clock a minute ahead."""
+    ahead = time.time() + 60
+    meta = load_meta(_fields(fetched_at=ahead, expires_at=ahead + 3600))
     assert meta is not None
-    assert meta.expires_at <= time.time() + MAX_TTL
+    assert meta.fetched_at == ahead

@@ -78,8 +78,15 @@ def dump_meta(entry: CacheEntry, standard: str) -> bytes:
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+#: Seconds a stored time may lie ahead of this machine's clock (another machine of
+#: a fleet wrote it); beyond that the record is invalid.
+CLOCK_SKEW: Final = 300.0
+
+
 def load_meta(raw: bytes | str) -> Meta | None:
-    """The metadata in ``raw``, or ``None`` if it is not a record this version reads."""
+    """The metadata in ``raw``, or ``None`` if it is not a record this version reads
+    (malformed, or with times no process of ours wrote: not finite, in the future
+    beyond :data:`CLOCK_SKEW`, or expiring past the 24 h cap)."""
     if len(raw) > MAX_META_BYTES:
         return None
     try:
@@ -104,10 +111,14 @@ def load_meta(raw: bytes | str) -> Meta | None:
     checked_at: float | None = None
     if _is_time(raw_checked) and raw_checked >= fetched_at:
         checked_at = float(raw_checked)
-    # A record never outlives the 24 h RFC 9309 allows after the server last
-    # confirmed it, whatever it says (a time in the future included).
+    # Times no process of ours wrote: not yet (beyond a clock skew between the
+    # fleet's machines), before the epoch, or a lifetime past the 24 h cap.
+    latest = time.time() + CLOCK_SKEW
     confirmed = fetched_at if checked_at is None else checked_at
-    expires_at = min(expires_at, confirmed + MAX_TTL, time.time() + MAX_TTL)
+    if not (0 <= fetched_at <= latest and confirmed <= latest):
+        return None
+    if expires_at > confirmed + MAX_TTL + CLOCK_SKEW:
+        return None
     return Meta(
         origin=fields["origin"],
         standard=fields["standard"],
