@@ -489,3 +489,59 @@ async def test_a_failing_write_is_one_warning_and_a_stat_and_the_crawl_goes_on(
     assert stat(result, "robots_std/audit/error") == 1
     assert stat(result, "robots_std/audit/records") is None
     assert stat(result, "robots_std/dropped/rule") == 1
+
+
+# -- a file left with a partial line (issue 27, point 5) -----------------------------
+
+
+@deferred_f_from_coro_f
+async def test_a_file_ending_in_a_partial_line_gets_a_new_line_first(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    whole = json.dumps({"record": "robots", "origin": "http://earlier.test"})
+    path.write_bytes(whole.encode() + b'\n{"record": "robots", "orig')  # cut short
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\nDisallow: /x\n"))
+    hostile.add_route("/a", Reply(200, {}, b"ok"))
+    result = await run_crawl([hostile.url("/a")], audit_settings(path))
+    assert_no_errors(result)
+    [warning] = [m for m in result.messages(logging.WARNING) if "audit file" in m]
+    assert "ended in a partial line" in warning
+    lines = path.read_text(encoding="ascii").splitlines()
+    assert lines[1] == '{"record": "robots", "orig'  # the fragment, on its own
+    records = [json.loads(line) for line in lines[2:]]
+    assert {r["record"] for r in records} >= {"robots"}
+    assert json.loads(lines[0])["origin"] == "http://earlier.test"
+    # A file that ends with its newline is appended to as it is, without a warning.
+    before = path.read_bytes()
+    second = await run_crawl([hostile.url("/a")], audit_settings(path))
+    assert not [m for m in second.messages(logging.WARNING) if "audit file" in m]
+    assert path.read_bytes().startswith(before)
+    assert all(json.loads(line) for line in path.read_text().splitlines()[2:])
+
+
+def test_a_write_cut_short_is_taken_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk after half a record: the file is as it was before the record."""
+    import os
+
+    from scrapy_robots_std.scrapy import audit
+
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(b'{"record": "robots"}\n')
+    real_write = os.write
+    calls = []
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    with open(path, "ab", buffering=0) as handle:
+        monkeypatch.setattr(audit.os, "write", half_then_full)
+        with pytest.raises(OSError, match="No space"):
+            audit._append_whole(handle, b'{"record": "summary", "n": 12345}\n')
+    assert len(calls) == 2
+    assert path.read_bytes() == b'{"record": "robots"}\n'

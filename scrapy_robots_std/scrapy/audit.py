@@ -25,11 +25,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
@@ -96,10 +97,10 @@ class _Version:
 class AuditLog:
     """Appends the audit records of one crawl to a JSON Lines file."""
 
-    def __init__(self, crawler: Crawler, path: Path, handle: IO[str]) -> None:
+    def __init__(self, crawler: Crawler, path: Path, handle: BinaryIO) -> None:
         self.crawler = crawler
         self.path = path
-        self._handle: IO[str] | None = handle
+        self._handle: BinaryIO | None = handle
         self._stats = crawler.stats
         self._versions: dict[str, _Version] = {}
         #: (fetched_at, checked_at, expires_at) last recorded per origin: a store
@@ -125,14 +126,22 @@ class AuditLog:
                 f"{str(path)!r}: {exc.strerror or exc}"
             ) from None
         try:
-            # ASCII: json.dumps escapes every other character (ensure_ascii), lone
-            # surrogates included, so any text a site sends can be written.
-            handle = open(path, "a", encoding="ascii", newline="\n")  # noqa: SIM115
+            # Unbuffered bytes: each record is one write of whole lines (see _write).
+            handle = open(path, "ab", buffering=0)  # noqa: SIM115
+            mended = _end_partial_line(handle)
         except OSError as exc:
             raise SettingsError(
                 f"{AUDIT_SETTING}: cannot open {str(path)!r} for appending: "
                 f"{exc.strerror or exc}"
             ) from None
+        if mended:
+            logger.warning(
+                "robots.txt audit file %(path)s ended in a partial line (a crash or a "
+                "full disk during an earlier crawl): this crawl's records start on a "
+                "new line",
+                {"path": safe(str(path))},
+                extra={"spider": crawler.spider},
+            )
         logger.info(
             "robots.txt audit records are appended to %(path)s",
             {"path": safe(str(path))},
@@ -272,10 +281,10 @@ class AuditLog:
             **fields,
         }
         try:
+            # ASCII: json.dumps escapes every other character (ensure_ascii), lone
+            # surrogates included, so any text a site sends can be written.
             line = json.dumps(record, ensure_ascii=True, allow_nan=False)
-            handle.write(line + "\n")
-            # Flushed per record: a crawl killed later keeps every record so far.
-            handle.flush()
+            _append_whole(handle, (line + "\n").encode("ascii"))
         except (OSError, ValueError) as exc:
             self._failed(exc)
             return False
@@ -299,9 +308,38 @@ class AuditLog:
         handle, self._handle = self._handle, None
         if handle is None:
             return
-        # The buffer was flushed after each record: a failing close loses nothing.
+        # Unbuffered: a failing close loses nothing.
         with contextlib.suppress(OSError):
             handle.close()
+
+
+def _end_partial_line(handle: BinaryIO) -> bool:
+    """Start a new line if the file ends in a partial one; ``True`` if it did."""
+    size = os.fstat(handle.fileno()).st_size
+    if size == 0:
+        return False
+    with open(handle.name, "rb") as reader:
+        reader.seek(size - 1)
+        if reader.read(1) == b"\n":
+            return False
+    handle.write(b"\n")
+    return True
+
+
+def _append_whole(handle: BinaryIO, data: bytes) -> None:
+    """Append ``data`` whole, or leave the file as it was: a write cut short (a
+    full disk) is taken back, so no record is ever half there."""
+    fd = handle.fileno()
+    size = os.fstat(fd).st_size
+    written = 0
+    try:
+        while written < len(data):
+            written += os.write(fd, data[written:])
+    except OSError:
+        if written:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+        raise
 
 
 #: Sources of the root's preferences written into a record (the rest are counted).
