@@ -281,7 +281,12 @@ def _run(args: argparse.Namespace) -> int:
                 for d in robots.diagnostics
             ],
         }
-        print(safe_json(json.dumps(document, indent=2, ensure_ascii=False)))
+        text = safe_json(json.dumps(document, indent=2, ensure_ascii=False))
+        if not _encodable(text, sys.stdout):
+            # The same JSON value in ASCII escapes: a terminal that cannot show the
+            # text still gets a document json.loads reads back.
+            text = json.dumps(document, indent=2, ensure_ascii=True)
+        print(text)
     else:
         # Files without usage lines print exactly what they printed before.
         show_usage = args.explain and summary.stated
@@ -301,6 +306,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line with *argv* (default: ``sys.argv[1:]``); return the exit status."""
+    _escape_what_cannot_be_encoded()
     parser = _build_parser(_prog())
     try:
         args = parser.parse_args(argv)
@@ -320,3 +326,22 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+
+
+def _escape_what_cannot_be_encoded() -> None:
+    """Text the terminal's encoding cannot write (``PYTHONIOENCODING=ascii`` and a
+    non-ASCII URL or rule) is written as ``\\xNN`` escapes, never an exception:
+    the exit codes keep their meaning (1 is "disallowed")."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _encodable(text: str, stream: object) -> bool:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True

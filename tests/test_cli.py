@@ -896,3 +896,48 @@ def test_fetch_endless_body_is_cut_on_the_wire(
     assert code == 0
     assert json.loads(capsys.readouterr().out)["truncated"] is True
     assert hostile.requests[0].bytes_sent < 5 * 1024 * 1024
+
+
+# -- a terminal that cannot show the text (issue 27, point 7) -----------------------
+
+
+def _ascii_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
+    package_root = str(Path(scrapy_robots_std.__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONIOENCODING="ascii", PYTHONWARNINGS="error")
+    env["PYTHONPATH"] = package_root
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_robots_std", *args],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "verdict"),
+    [
+        ("http://a.test/caf\u00e9/menu", 1, b"DISALLOWED"),
+        ("http://a.test/th\u00e9", 0, b"ALLOWED"),
+    ],
+)
+def test_an_ascii_terminal_gets_escapes_and_the_right_exit_code(
+    tmp_path: Path, url: str, status: int, verdict: bytes
+) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes("User-agent: *\nDisallow: /caf\u00e9\n".encode())
+    result = _ascii_cli(str(robots), "Bot", url, "--explain")
+    assert result.returncode == status, result.stderr
+    assert result.stderr == b""
+    assert result.stdout.startswith(verdict + b" http://a.test/")
+    assert b"\\xe9" in result.stdout
+    assert result.stdout.isascii()
+
+
+def test_an_ascii_terminal_gets_json_it_can_read_back(tmp_path: Path) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_bytes("User-agent: *\nDisallow: /caf\u00e9\n".encode())
+    result = _ascii_cli(str(robots), "Bot", "http://a.test/caf\u00e9", "--json")
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["results"][0]["url"] == "http://a.test/caf\u00e9"
