@@ -17,6 +17,8 @@ line on standard input, so the test decides when each worker starts.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from typing import Any
 
@@ -47,7 +49,10 @@ def worker_settings(redis_url: str) -> dict[str, Any]:
 
 
 def main(redis_url: str, out: str, urls: list[str]) -> None:
-    process = CrawlerProcess(worker_settings(redis_url))
+    settings = worker_settings(redis_url)
+    # A test's own settings on top (JSON), e.g. CLOSESPIDER_TIMEOUT.
+    settings.update(json.loads(os.environ.get("ROBOTS_STD_WORKER_SETTINGS", "{}")))
+    process = CrawlerProcess(settings)
     crawler = process.create_crawler(HostileSpider)
     print("ready", flush=True)
     sys.stdin.readline()

@@ -49,7 +49,13 @@ class Worker:
     """One ``redis_worker.py`` process; stopped by its PID."""
 
     def __init__(
-        self, redis_url: str, tmp_path: Path, name: str, urls: list[str], proxy: str
+        self,
+        redis_url: str,
+        tmp_path: Path,
+        name: str,
+        urls: list[str],
+        proxy: str,
+        settings: dict[str, Any] | None = None,
     ) -> None:
         self.out = tmp_path / f"{name}.json"
         self.log_path = tmp_path / f"{name}.log"
@@ -59,6 +65,7 @@ class Worker:
             if key.lower() not in ("no_proxy", "http_proxy")
         }
         env["http_proxy"] = proxy
+        env["ROBOTS_STD_WORKER_SETTINGS"] = json.dumps(settings or {})
         env["PYTHONPATH"] = os.pathsep.join(
             [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
@@ -316,3 +323,35 @@ def test_a_killed_worker_loses_none_of_its_waiting_requests(
         f"fetched {len(report2['responses'])}, dropped {len(report2['failures'])}; "
         f"robots.txt requests {len(robots)}; {time.monotonic() - started:.1f} s"
     )
+
+
+def test_a_worker_exits_when_redis_goes_away_before_it_closes(
+    hostile: HostileServer, workers: list[Worker], tmp_path: Path
+) -> None:
+    """Issue 27, point 1: Redis stopped 2.5 s into a fleet crawl that
+    CLOSESPIDER_TIMEOUT ends. Counting the held requests at close fails; the other
+    closing steps run, the store's thread is closed (or a daemon), and the worker
+    exits: it used to stay alive after "Spider closed" until SIGKILL."""
+    from redis_server import RedisServer
+
+    urls = serve_slow_origins(hostile, "gone")
+    with RedisServer() as own_redis:
+        worker = Worker(
+            own_redis.url,
+            tmp_path,
+            "alone",
+            urls,
+            hostile.base_url,
+            settings={"CLOSESPIDER_TIMEOUT": 6, "ROBOTS_STD_REDIS_TIMEOUT": 0.5},
+        )
+        workers.append(worker)
+        worker.wait_ready()
+        worker.go()
+        time.sleep(2.5)
+        own_redis.stop()
+        status = worker.wait(40)
+    log = worker.log()
+    assert "Spider closed (closespider_timeout)" in log, log
+    assert "could not be counted at close" in log, log
+    assert "Traceback" not in log.split("Spider closed")[-1], log
+    assert status == 0, log
