@@ -5,14 +5,17 @@ back another origin's pages. Host names ``*.test`` resolve to 127.0.0.1
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hostile import Reply, run_crawl
+from scrapy.squeues import PickleLifoDiskQueue
 from scrapy.utils.defer import deferred_f_from_coro_f
 from test_middleware_crawl import settings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hostile import HostileServer, LoopbackResolver
 
 pytestmark = pytest.mark.crawl
@@ -102,3 +105,39 @@ async def test_a_slow_robots_txt_holds_back_no_other_origin(
     assert slow_page.arrived >= robots.arrived + 1.9
     assert hostile.requests_for("/private", "slow.test") == []
     assert result.stats["robots_std/dropped/rule"] == 1
+
+
+class NoFileForSome(PickleLifoDiskQueue):  # type: ignore[misc]
+    """A disk queue that cannot store requests whose URL holds ``/nofile``, as a
+    disk queue past ``ulimit -n`` cannot open its file."""
+
+    def push(self, obj: Any) -> None:
+        if "/nofile" in obj.url:
+            raise OSError(24, "Too many open files")
+        super().push(obj)
+
+
+@deferred_f_from_coro_f
+async def test_a_request_the_disk_queue_cannot_take_is_kept_in_memory(
+    hostile: HostileServer, loopback_dns: LoopbackResolver, tmp_path: Path
+) -> None:
+    """Issue 27, point 2: with JOBDIR, a disk queue that fails (EMFILE) loses no
+    request; Scrapy's scheduler keeps it in memory and counts it."""
+    routes = {("d.test", "/robots.txt"): Reply(body=ALLOW_ALL, delay=0.3)}
+    paths = ["/page1", "/page2", "/nofile1", "/nofile2"]
+    for path in paths:
+        routes[("d.test", path)] = Reply(body=b"page")
+    hostile.set_routes(routes)
+    urls = [hostile.url(path, host="d.test") for path in paths]
+    result = await run_crawl(
+        urls,
+        settings(
+            JOBDIR=str(tmp_path / "job"),
+            SCHEDULER_DISK_QUEUE="test_scheduling_crawl.NoFileForSome",
+            SCHEDULER_START_DISK_QUEUE="test_scheduling_crawl.NoFileForSome",
+        ),
+    )
+    assert sorted(result.responses) == sorted(urls)
+    assert result.stats["scheduler/unserializable"] == 2
+    assert result.stats["scheduler/enqueued/memory"] == 2
+    assert result.stats["scheduler/enqueued/disk"] == 2

@@ -416,3 +416,22 @@ def test_a_request_that_cannot_be_filed_again_is_not_lost(
     assert set(book.needed) == {"http://a.test:80", "http://b.test:80"}
     assert len(queue) == 0
     queue.close()
+
+
+def test_a_disk_queue_out_of_files_refuses_with_a_value_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Scrapy's scheduler keeps in memory what its disk queue refuses with a
+    ValueError; an OSError would lose the request (issue 27, point 2)."""
+
+    class NoMoreFiles(PickleFifoDiskQueue):  # type: ignore[misc]
+        def push(self, obj: Any) -> None:
+            raise OSError(24, "Too many open files")
+
+    queue = make_queue(FakeBook(), monkeypatch, NoMoreFiles, str(tmp_path / "q"))
+    with pytest.raises(ValueError, match="Too many open files"):
+        queue.push(Request("http://a.test/1"))
+    assert len(queue) == 0
+    memory = make_queue(FakeBook(), monkeypatch, NoMoreFiles)  # key "": memory
+    with pytest.raises(OSError, match="Too many open files"):
+        memory.push(Request("http://a.test/1"))

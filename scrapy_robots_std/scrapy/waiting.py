@@ -81,7 +81,16 @@ class RobotsAwarePriorityQueue:
         self._holding = Holding(crawler, self._store)
 
     def push(self, request: Request) -> None:
-        self._holding.push(request)
+        try:
+            self._holding.push(request)
+        except OSError as exc:
+            if not self.key:
+                raise
+            # A disk queue that cannot take the request (EMFILE at ``ulimit -n``, a
+            # full disk): Scrapy's scheduler keeps a request its disk queue refuses
+            # with a ValueError in memory, logged and counted
+            # (``scheduler/unserializable``), rather than lose it.
+            raise ValueError(f"the disk queue cannot take it: {exc}") from exc
 
     def pop(self) -> Request | None:
         return self._holding.pop()
