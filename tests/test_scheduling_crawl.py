@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import Reply, run_crawl
+from hostile import HostileSpider, Reply, run_crawl
+from scrapy import Request
 from scrapy.squeues import PickleLifoDiskQueue
 from scrapy.utils.defer import deferred_f_from_coro_f
 from test_middleware_crawl import settings
@@ -141,3 +142,75 @@ async def test_a_request_the_disk_queue_cannot_take_is_kept_in_memory(
     assert result.stats["scheduler/unserializable"] == 2
     assert result.stats["scheduler/enqueued/memory"] == 2
     assert result.stats["scheduler/enqueued/disk"] == 2
+
+
+@deferred_f_from_coro_f
+async def test_an_expired_verdict_fetched_again_at_once_releases_its_origin(
+    hostile: HostileServer, loopback_dns: LoopbackResolver, tmp_path: Path
+) -> None:
+    """A verdict of TTL 0 expires while its origin's pages download one at a time;
+    the fetch asked for then is answered at once by the HTTP cache (synchronously
+    under Twisted's default reactor). The origin must come out: it used to be held
+    after its release and stay held for ever. CLOSESPIDER_TIMEOUT bounds a hang."""
+    routes = {("one.test", "/robots.txt"): Reply(body=ALLOW_ALL)}
+    pages = [f"/p{n}" for n in range(8)]
+    for page in pages:
+        routes[("one.test", page)] = Reply(body=b"page", delay=0.4)
+    hostile.set_routes(routes)
+    urls = [hostile.url(page, host="one.test") for page in pages]
+    result = await run_crawl(
+        urls,
+        settings(
+            CONCURRENT_REQUESTS=1,
+            ROBOTS_STD_CACHE_TTL=0,
+            ROBOTS_STD_CACHE_MIN_TTL=0,
+            HTTPCACHE_ENABLED=True,
+            HTTPCACHE_DIR=str(tmp_path / "httpcache"),
+            CLOSESPIDER_TIMEOUT=20,
+        ),
+    )
+    assert result.stats["finish_reason"] == "finished"
+    assert sorted(result.responses) == sorted(urls)
+
+
+class _Follows(HostileSpider):
+    """Its ``/start`` page yields four more pages of the same origin."""
+
+    def parse(self, response: Any) -> Any:  # type: ignore[override]
+        super().parse(response)
+        if response.url.endswith("/start"):
+            for n in range(4):
+                yield Request(response.urljoin(f"/next{n}"), callback=self.parse)
+
+
+@deferred_f_from_coro_f
+async def test_new_requests_of_an_expired_verdict_wait_in_the_scheduler(
+    hostile: HostileServer,
+    loopback_dns: LoopbackResolver,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A verdict of TTL 0: requests queued after it expired are held in the
+    scheduler, never left to wait in the downloader holding its concurrency."""
+    from scrapy_robots_std.scrapy.verdicts import VerdictBook
+
+    waited_in_downloader: list[str] = []
+    original = VerdictBook.wait
+
+    async def counting_wait(self: VerdictBook, origin: Any, trigger: Any) -> Any:
+        waited_in_downloader.append(trigger.url)
+        return await original(self, origin, trigger)
+
+    monkeypatch.setattr(VerdictBook, "wait", counting_wait)
+    routes = {("ttl.test", "/robots.txt"): Reply(body=ALLOW_ALL)}
+    routes[("ttl.test", "/start")] = Reply(body=b"start")
+    for n in range(4):
+        routes[("ttl.test", f"/next{n}")] = Reply(body=b"page")
+    hostile.set_routes(routes)
+    result = await run_crawl(
+        [hostile.url("/start", host="ttl.test")],
+        settings(ROBOTS_STD_CACHE_TTL=0, ROBOTS_STD_CACHE_MIN_TTL=0),
+        spider_cls=_Follows,
+    )
+    assert len(result.responses) == 5
+    assert waited_in_downloader == []
+    assert result.stats["robots_std/wait/held"] >= 5

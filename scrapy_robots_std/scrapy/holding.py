@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.origin import Origin
     from scrapy_robots_std.scrapy.verdicts import VerdictBook
 
-__all__ = ["EXEMPT", "MAX_STEPS", "Holding", "HoldingStore", "find_book"]
+__all__ = ["EXEMPT", "MAX_STEPS", "HoldRefused", "Holding", "HoldingStore", "find_book"]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
@@ -48,6 +48,11 @@ MAX_STEPS: Final = 100
 #: The origin key of requests robots.txt does not decide (``dont_obey_robotstxt``,
 #: our own fetches, URLs without an origin, or robots.txt not obeyed at all).
 EXEMPT: Final = ""
+
+
+class HoldRefused(Exception):
+    """A store cannot hold a request but could keep it as ready (e.g. a Redis key
+    of another type where the origin's waiting set goes)."""
 
 
 def find_book(crawler: Crawler) -> VerdictBook | None:
@@ -77,8 +82,9 @@ class HoldingStore(Protocol):
     def take(self, ready: Callable[[str], bool]) -> Request | None:
         """The next ready request, or ``None``. Before it takes a request of a
         ready origin it asks ``ready(origin_key)``: a ``False`` (the verdict
-        expired) holds that origin again. A request whose origin the store does not
-        know may come out: the caller checks it and holds it if need be."""
+        expired) holds that origin again at once. A request whose origin the store
+        does not know may come out: the caller checks it and holds it if need
+        be."""
 
     def held_origins(self) -> Iterable[str]:
         """The origins held now (a resumed state's among them)."""
@@ -102,6 +108,8 @@ class Holding:
         #: work done by the current pop (origins held), bounded by MAX_STEPS
         self._steps = 0
         self._hold_warned = False
+        #: origins ``take`` found expired: their fetches are asked for after it
+        self._expired: list[str] = []
         if self.book is not None:
             self._resumed = list(store.held_origins())
             self.book.attach(self)
@@ -149,21 +157,26 @@ class Holding:
 
     def push(self, request: Request) -> None:
         """File ``request``: ready when robots.txt does not decide it or its
-        origin's verdict is fresh; held otherwise, with the fetch asked for now."""
+        origin's verdict is fresh; held otherwise, with the fetch asked for now.
+
+        A store's error propagates (Scrapy's scheduler keeps a request its disk
+        queue refuses with a ``ValueError`` in memory), but for :class:`HoldRefused`:
+        then the request is kept as ready, and waits for its verdict in the
+        downloader once popped."""
         book = self.book
         origin = None if book is None else book.origin_to_check(request)
         if origin is None:
             self.store.add(request, EXEMPT, held=False)
-        elif self._fresh(origin.key):
+        elif self._fresh(origin.key, waited=False):
             self.store.add(request, origin.key, held=False)
         else:
             try:
                 self._hold(origin, request)
-            except Exception as exc:  # noqa: BLE001 -- kept as ready instead
+            except HoldRefused as exc:
                 self._hold_failed(origin, request, exc)
-                # Popped later, it waits for its verdict in the downloader. If this
-                # fails too, the scheduler's push fails, as with Scrapy's queues.
                 self.store.add(request, origin.key, held=False)
+                return
+            self._held(origin, request)
 
     def pop(self) -> Request | None:
         """The next request that may go, or ``None``."""
@@ -171,16 +184,17 @@ class Holding:
         if book is None:
             return self.store.take(_always)
         if self._resumed:
-            for key in self._resumed:
-                self._ready(key)  # asks for the fetch
+            self._expired.extend(self._resumed)
         self._resumed = None
         self._steps = 0
         while self._steps < MAX_STEPS:
             request = self.store.take(self._ready)
+            self._ask_for_expired()
             if request is None:
                 break
             origin = book.origin_to_check(request)
-            if origin is None or self._fresh(origin.key):
+            waited = WAITED_META in request.meta
+            if origin is None or self._fresh(origin.key, waited=waited):
                 return request
             # From a part of the store that did not know its origin (a shared
             # queue, an older state), or whose verdict expired just now.
@@ -190,16 +204,25 @@ class Holding:
             except Exception as exc:  # noqa: BLE001 -- it was popped: never lose it
                 self._hold_failed(origin, request, exc)
                 return request  # it waits for its verdict in the downloader
+            self._held(origin, request)
         if self._steps >= MAX_STEPS:
             book.wake_engine()  # bounded work per call; the engine comes back
         return None
 
     def _hold(self, origin: Origin, request: Request) -> None:
-        assert self.book is not None
+        """File ``request`` as held; the caller then calls :meth:`_held`."""
         request.meta.setdefault(WAITED_META, time.time())
-        # Filed before the fetch is asked for: it may decide at once (the HTTP
-        # cache under Twisted's default reactor), and then releases the origin.
-        self.store.add(request, origin.key, held=True)
+        try:
+            self.store.add(request, origin.key, held=True)
+        except BaseException:
+            request.meta.pop(WAITED_META, None)
+            raise
+
+    def _held(self, origin: Origin, request: Request) -> None:
+        """Count a request just held and ask for its origin's fetch: after it is
+        filed, since the fetch may decide at once (the HTTP cache under Twisted's
+        default reactor) and then releases the origin."""
+        assert self.book is not None
         self.crawler.stats.inc_value(_stats.WAIT_HELD)
         self.book.need(origin, request)
 
@@ -208,7 +231,6 @@ class Holding:
         of another type): counted and logged once; the caller keeps it as ready,
         or sends it on. Its fetch is asked for all the same."""
         assert self.book is not None
-        request.meta.pop(WAITED_META, None)
         self.crawler.stats.inc_value(_stats.WAIT_HOLD_FAILED)
         logger.log(
             logging.DEBUG if self._hold_warned else logging.WARNING,
@@ -224,21 +246,29 @@ class Holding:
         self._hold_warned = True
         self.book.need(origin, request)
 
-    def _fresh(self, origin_key: str) -> bool:
+    def _fresh(self, origin_key: str, *, waited: bool) -> bool:
+        """Whether the origin's verdict is fresh; for requests that ``waited`` for
+        it, a verdict that just arrived stands a moment past its TTL."""
         assert self.book is not None
-        # waited=True: a verdict that arrived for held requests still lets them
-        # (and their origin's newer requests) go just past its TTL.
-        return self.book.fresh(origin_key, waited=True) is not None
+        return self.book.fresh(origin_key, waited=waited) is not None
 
     def _ready(self, origin_key: str) -> bool:
-        """Whether ``origin_key``'s requests may go; if not, its fetch is asked for."""
-        if self._fresh(origin_key):
+        """``take``'s question: may ``origin_key``'s requests go? If not, the store
+        holds the origin, and its fetch is asked for once ``take`` returns
+        (:meth:`_ask_for_expired`): a fetch that decides at once must find the
+        origin held, or its release would come before the hold."""
+        if self._fresh(origin_key, waited=True):
             return True
         self._steps += 1
-        origin = origin_of(origin_key + "/")
-        if origin is not None and self.book is not None:
-            self.book.need(origin, None)
+        self._expired.append(origin_key)
         return False
+
+    def _ask_for_expired(self) -> None:
+        expired, self._expired = self._expired, []
+        for origin_key in expired:
+            origin = origin_of(origin_key + "/")
+            if origin is not None and self.book is not None:
+                self.book.need(origin, None)
 
 
 def _always(origin_key: str) -> bool:

@@ -40,6 +40,8 @@ __all__ = ["STATE_FORMAT", "RobotsAwarePriorityQueue", "SlotQueues"]
 
 #: Marks a state saved by this version's queue (``active.json`` under ``JOBDIR``).
 STATE_FORMAT: Final = "scrapy-robots-std/slot-origin/1"
+#: The most characters of slot and origin in a queue's directory name.
+_READABLE_MAX: Final = 120
 
 
 class RobotsAwarePriorityQueue:
@@ -270,7 +272,10 @@ class SlotQueues:
     def _new_queue(
         self, slot: str, origin_key: str, prios: Iterable[int]
     ) -> ScrapyPriorityQueue:
-        return self._priority_queue(_path_safe(f"{slot} {origin_key}"), prios)
+        # The readable part is cut so that a long host name (up to 253 characters)
+        # still makes a file name under 255 bytes; the digest keeps it unique.
+        readable, _, digest = _path_safe(f"{slot} {origin_key}").rpartition("-")
+        return self._priority_queue(f"{readable[:_READABLE_MAX]}-{digest}", prios)
 
     def _priority_queue(self, suffix: str, prios: Iterable[int]) -> ScrapyPriorityQueue:
         """A priority queue at ``<key>/<suffix>`` (``suffix`` is path-safe)."""

@@ -60,7 +60,7 @@ from redis.exceptions import ResponseError
 
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.holding import EXEMPT, MAX_STEPS, Holding
+from scrapy_robots_std.scrapy.holding import EXEMPT, MAX_STEPS, Holding, HoldRefused
 from scrapy_robots_std.scrapy.origin import origin_of
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ __all__ = ["MAX_STEPS", "RedisWaiting", "RobotsAwareRedisQueue", "WrongKeyType"]
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
 
-class WrongKeyType(ValueError):
+class WrongKeyType(HoldRefused):
     """A key this queue writes holds another program's value."""
 
 
