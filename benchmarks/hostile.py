@@ -11,6 +11,10 @@ Issue 16, points 1-3, measured in one run (a few minutes at most)::
    an ordinary file in the same run (ratio), and how the check was decided
    (``rule``, ``no-matching-rule``, or ``too-complex`` when it ran out of its
    budget of work and disallowed).  Targets: 2 ms and 50 ms.
+   1b. The same for a usage query (``usage``, which checks access first) on the
+   files whose usage lines are hostile, against an ordinary file with usage
+   lines, with the reason it gave (``too-complex``: past the same budget, every
+   category unknown), and the bytes its queries keep beside ``memory_bytes()``.
 2. The bytes a parsed file keeps (``tracemalloc``) with one token's rules
    compiled, beside ``RobotsTxt.memory_bytes()`` where it exists; then 300 origins
    (the shapes in turn) kept at once.  Target: 1 MiB per file.
@@ -34,7 +38,14 @@ import tracemalloc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks.hostile_shapes import SHAPES, Shape, ordinary, url
+from benchmarks.hostile_shapes import (
+    SHAPES,
+    USAGE_SHAPES,
+    Shape,
+    ordinary,
+    ordinary_usage,
+    url,
+)
 from scrapy_robots_std import RobotsTxt
 
 if TYPE_CHECKING:
@@ -172,6 +183,76 @@ def checks(shapes: list[Shape], repeats: int) -> str:
     ]
     title = f"1. One check (allowed), best of {repeats} after a cold call"
     return _table(title, header, rows) + "\n" + "\n".join(verdicts)
+
+
+def usage_checks(shapes: list[Shape], repeats: int) -> str:
+    """Section 1b: usage queries, timed as section 1 times checks."""
+    normal = RobotsTxt.parse(ordinary_usage())
+    token = "HostileBot"
+    base = {}
+    for size in SIZES:
+        target = url("/section7/" + "a" * (size - 10))
+        base[size] = _timed(lambda t=target: normal.usage(t, token), repeats)[1]
+    rows = []
+    worst = dict.fromkeys(SIZES, 0.0)
+    kept_rows = []
+    for shape in shapes:
+        body = shape.body()
+        start = time.perf_counter()
+        robots = RobotsTxt.parse(body)
+        parse = time.perf_counter() - start
+        row = [shape.key, f"{len(body):,}", _ms(parse)]
+        for size in SIZES:
+            target = url(shape.path(size))
+            first, best = _timed(
+                lambda t=target, r=robots, k=shape.token: r.usage(t, k), repeats
+            )
+            check = _timed(
+                lambda t=target, r=robots, k=shape.token: r.allowed(t, k), repeats
+            )[1]
+            worst[size] = max(worst[size], best)
+            reason = robots.usage(target, shape.token).reason
+            row += [_ms(first), _ms(best), _ms(check), _ratio(best / base[size])]
+            row.append(reason)
+        rows.append(row)
+        kept, estimate = _kept_by_usage(body, shape.token, url(shape.path(2_000)))
+        kept_rows.append(
+            f"{shape.key}: usage queries keep {kept:,} B (tracemalloc), "
+            f"memory_bytes() {estimate:,} B ({estimate / kept:.2f}x)"
+        )
+    ordinary_row = ["ordinary + usage lines", f"{len(ordinary_usage()):,}", ""]
+    for size in SIZES:
+        ordinary_row += ["", _ms(base[size]), "", "1x", ""]
+    rows.append(ordinary_row)
+    header = ["shape", "bytes", "parse"]
+    for size in SIZES:
+        kb = size // 1000
+        header += [f"{kb} KB cold", f"{kb} KB usage", "allowed", "vs ordinary"]
+        header.append("reason")
+    verdicts = [
+        f"worst {size // 1000} KB usage query {_ms(worst[size])}: "
+        f"{'PASS' if worst[size] <= TARGET_S[size] else 'MISS'} (target {_ms(TARGET_S[size])})"
+        for size in SIZES
+    ]
+    title = f"1b. One usage query (usage), best of {repeats} after a cold call"
+    return "\n".join([_table(title, header, rows), *verdicts, *kept_rows])
+
+
+def _kept_by_usage(body: bytes, token: str, target: str) -> tuple[int, int]:
+    """The bytes a parsed body keeps once queried for usage (tracemalloc), and
+    ``memory_bytes()`` then."""
+    gc.collect()
+    tracemalloc.start()
+    copy = bytes(bytearray(body))
+    base = tracemalloc.get_traced_memory()[0] - len(copy)
+    robots = RobotsTxt.parse(copy)
+    del copy
+    for path in (target, url("/x")):
+        robots.usage(path, token)
+    gc.collect()
+    kept = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    return kept, robots.memory_bytes()
 
 
 def memory(shapes: list[Shape], origins: int) -> str:
@@ -327,9 +408,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--files", type=int, default=None, help="distinct files for growth (10,000)"
     )
-    parser.add_argument("--shapes", default=",".join(s.key for s in SHAPES))
+    parser.add_argument(
+        "--shapes", default=",".join(s.key for s in (*SHAPES, *USAGE_SHAPES))
+    )
     args = parser.parse_args(argv)
     shapes = [s for s in SHAPES if s.key in args.shapes.split(",")]
+    usage_shapes = [s for s in USAGE_SHAPES if s.key in args.shapes.split(",")]
     origins = args.origins or (30 if args.quick else 300)
     files = args.files or (1_000 if args.quick else 10_000)
     repeats = 3 if args.quick else 7
@@ -341,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print()
     print(checks(shapes, repeats), flush=True)
+    print()
+    print(usage_checks(usage_shapes, repeats), flush=True)
     print()
     print(memory(shapes, origins), flush=True)
     print()

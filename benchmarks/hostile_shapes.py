@@ -153,6 +153,45 @@ def ordinary() -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+#: Content-Usage and Content-Signal lines a file may hold (``MAX_USAGE_LINES``).
+USAGE_LINES = 64
+#: The fewest ``*a`` pieces of a line of :func:`usage_wildcards`.
+USAGE_PIECES = 870
+
+
+def _usage_lines() -> str:
+    return "".join(
+        "Content-Usage: /" + "*a" * (USAGE_PIECES + n) + "*b train-ai=n\n"
+        for n in range(USAGE_LINES)
+    )
+
+
+def usage_wildcards() -> bytes:
+    """As many ``Content-Usage`` lines as a file may hold, each a path of 870
+    and more ``*a`` pieces and a ``*b`` (117 KB in all): a path with 869 a's
+    before its b places 869 pieces of every line before the line fails."""
+    return ("User-agent: *\nDisallow: /private/\n" + _usage_lines()).encode()
+
+
+def usage_and_wildcards() -> bytes:
+    """:func:`many_wildcards` cut to leave room for the lines of
+    :func:`usage_wildcards`, in the same group: a usage query checks access
+    first, so both parts cost it."""
+    usage = _usage_lines().encode()
+    return many_wildcards(LIMIT - len(usage)) + usage
+
+
+def ordinary_usage() -> bytes:
+    """:func:`ordinary` with the usage lines real files hold: attach-05's
+    example and a Content Signals line."""
+    return ordinary() + (
+        b"\nUser-agent: *\n"
+        b"Content-Usage: train-ai=n\n"
+        b"Content-Usage: /ai-ok/ train-ai=y\n"
+        b"Content-Signal: search=yes, ai-train=no, use=reference\n"
+    )
+
+
 @dataclass(frozen=True)
 class Shape:
     key: str
@@ -212,6 +251,30 @@ SHAPES = (
     Shape("pieces", "~230 rules of 1,000+ pieces", many_pieces, _a_then_b),
 )
 SHAPES_BY_KEY = {shape.key: shape for shape in SHAPES}
+
+
+def _a_then_b_usage(size: int) -> str:
+    """One ``a`` fewer than the shortest line of :func:`usage_wildcards` has
+    pieces, its ``b``, then more a's."""
+    head = "/" + "a" * (USAGE_PIECES - 1) + "b"
+    return head + "a" * (size - len(head))
+
+
+#: Files whose usage lines are the hostile part (``RobotsTxt.usage``).
+USAGE_SHAPES = (
+    Shape(
+        "usage",
+        "64 Content-Usage lines of 870+ '*'",
+        usage_wildcards,
+        _a_then_b_usage,
+    ),
+    Shape(
+        "usage+wildcards",
+        "the same, after ~16,600 wildcard rules",
+        usage_and_wildcards,
+        _letters_path,
+    ),
+)
 
 
 def url(path: str) -> str:

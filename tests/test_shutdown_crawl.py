@@ -296,7 +296,9 @@ async def test_every_closing_step_runs_when_earlier_ones_fail(
     from scrapy_robots_std.scrapy.waiting import SlotQueues
 
     def audit_fails(self: AuditLog, *args: object) -> None:
-        self._close()  # the file itself is closed: only the step fails
+        # The file is closed first: left open, it would be garbage collected
+        # during a later test, whose ResourceWarning is then an error.
+        self._close()
         raise OSError(28, "No space left on device")
 
     def count_fails(self: object) -> tuple[int, int]:

@@ -362,10 +362,10 @@ def test_nothing_is_compiled_before_a_query_and_copies_share_the_table() -> None
     robots = parse(ATTACH_EXAMPLE)
     table = robots._parsed.usage
     assert table is not None
-    assert table._lines is None
+    assert not table.read
     copy = robots.without_diagnostics()
     assert aipref(copy, "/ai-ok/")["train-ai"] == "allow"
-    assert table._lines is not None
+    assert table.read
     assert RobotsTxt.parse(b"User-agent: *\nDisallow: /\n")._parsed.usage is None
 
 

@@ -424,3 +424,56 @@ async def test_a_drop_line_names_a_few_of_many_sources(hostile: HostileServer) -
     [line] = usage_drops(result)
     assert "(and 37 more)" in line
     assert len(line) < 1000
+
+
+# -- a hostile file's usage lines (issue 27, point 6) ----------------------------------
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_usage_query_past_its_budget_is_counted_and_named_in_a_drop(
+    hostile: HostileServer,
+) -> None:
+    from test_usage_bounds import SHAPE, usage_wildcards
+
+    hostile.add_route("/robots.txt", Reply(200, {}, usage_wildcards()))
+    path = SHAPE.path(2_000)
+    hostile.add_route(path, Reply(200, HTML, PAGE))
+    # Enforcement off (the default): exposed and counted, nothing dropped.
+    result = await run_crawl([hostile.url(path)], settings())
+    assert_no_errors(result)
+    [meta] = received(result).values()
+    assert meta["robots_std_usage"].reason == "too-complex"
+    assert value(meta, "aipref", "train-ai") == "unknown"
+    assert stat(result, "robots_std/usage/too_complex") == 1
+    # Unknown denied: sent (robots.txt allows it), then dropped, saying why.
+    result = await run_crawl(
+        [hostile.url(path)], settings(**DROP, ROBOTS_STD_USAGE_UNKNOWN="deny")
+    )
+    assert_no_errors(result)
+    assert received(result) == {}
+    assert stat(result, "robots_std/usage/too_complex") == 1
+    assert stat(result, "robots_std/usage/decision/train-ai/unknown") == 1
+    assert stat(result, "robots_std/dropped/usage-unknown") == 1
+    [line] = usage_drops(result)
+    assert "Content-Usage paths take more work than one check may" in line
+    assert "ROBOTS_STD_USAGE_UNKNOWN is deny" in line
+
+
+@pytest.mark.crawl
+@deferred_f_from_coro_f
+async def test_a_file_without_usage_lines_is_never_queried_for_usage(
+    hostile: HostileServer,
+) -> None:
+    from unittest import mock
+
+    from scrapy_robots_std import RobotsTxt
+
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\nDisallow: /x\n"))
+    hostile.add_route("/page", Reply(200, HTML, PAGE))
+    # One attribute test per request (has_usage_rules), then a shared answer.
+    with mock.patch.object(RobotsTxt, "usage", side_effect=AssertionError("queried")):
+        result = await run_crawl([hostile.url("/page")], settings())
+    assert_no_errors(result)
+    [meta] = received(result).values()
+    assert meta["robots_std_usage"].reason == "no-statement"

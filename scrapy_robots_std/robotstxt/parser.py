@@ -351,7 +351,9 @@ class Parsed:
     def size(self) -> int:
         """Bytes kept, the rule patterns excepted (an estimate from above).
 
-        Counted once: nothing it counts changes after parsing.
+        Counted once: nothing it counts changes after parsing.  The usage
+        table is not counted here: what usage queries keep changes, and is
+        counted by the table itself (``usage.size()``).
         """
         size = self._size
         if size is None:
@@ -370,8 +372,6 @@ class Parsed:
         if self.group_extras is not None:
             # The dict, and a tuple, an int, a float and maybe a RequestRate each.
             size += sys.getsizeof(self.group_extras) + 200 * len(self.group_extras)
-        if self.usage is not None:
-            size += self.usage.size()
         return size
 
     @property

@@ -286,8 +286,9 @@ class RobotsTxt:
         return tuple(self._parsed.agents(group) for group in self._select(token))
 
     def memory_bytes(self) -> int:
-        """About how many bytes this object keeps now: the parsed tables and the
-        rules compiled for the tokens asked so far.
+        """About how many bytes this object keeps now: the parsed tables, the
+        rules compiled for the tokens asked so far, and what usage queries keep
+        (before the first one, a bound on what it will keep).
 
         An estimate from above (``sys.getsizeof`` of what it holds, plus a
         margin for the allocator), cheap enough to call on every cache store:
@@ -309,7 +310,13 @@ class RobotsTxt:
             compiled.update((id(found), found) for found in tuple(self._memo.values()))
         size += sum(found.size for found in compiled.values() if found is not _NOTHING)
         # Allocator rounding and the objects too small to count one by one.
-        return size + size // 8 + 256
+        size += size // 8 + 256
+        usage = parsed.usage
+        if usage is not None:
+            # Usage lines: what queries keep, object by object once built (a
+            # bound worked out from the lines before), so no margin on top.
+            size += usage.size()
+        return size
 
     def __repr__(self) -> str:
         groups = self._parsed.group_count

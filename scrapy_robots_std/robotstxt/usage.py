@@ -54,12 +54,32 @@ REASON_NO_STATEMENT = "no-statement"  # the group states nothing for this URL
 REASON_NO_GROUP = "no-group"  # no group applies to the token
 REASON_DISALLOWED = "disallowed"  # a URL that may not be crawled carries none
 REASON_NO_ROBOTS_TXT = "no-robots-txt"  # no usable robots.txt (4xx, 5xx, exempt)
+#: The file's Content-Usage paths take more work for this URL than one check may
+#: (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`, the access
+#: rules' budget): every category unknown.  Only hostile files get here.
+REASON_TOO_COMPLEX = "too-complex"
 
 ROBOTS_TXT = "robots.txt"
 HEADER = "header"
 
 _BY_FIELD = {vocabulary.field: vocabulary for vocabulary in VOCABULARIES}
 _BY_NAME = {vocabulary.name: vocabulary for vocabulary in VOCABULARIES}
+#: The constants every source and table refers to: counted nowhere (they are
+#: the module's) when what a query keeps is measured.
+_SHARED: Final = frozenset(
+    map(
+        id,
+        (
+            ROBOTS_TXT,
+            HEADER,
+            ALLOW,
+            DISALLOW,
+            UNKNOWN,
+            *(vocabulary.field for vocabulary in VOCABULARIES),
+            *(name for vocabulary in VOCABULARIES for name in vocabulary.categories),
+        ),
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -258,7 +278,12 @@ class UsagePreferences:
                 for category, preference in table.items()
             )
             lines.append(f"usage ({vocabulary.field}): {values}")
-        if not self.sources:
+        if self.reason == REASON_TOO_COMPLEX:
+            lines.append(
+                "  unknown: the file's Content-Usage paths take more work than one"
+                " check may (a hostile file?)"
+            )
+        elif not self.sources:
             lines.append(f"  no statement ({self.reason})")
         for source in self.sources:
             note = (
@@ -356,23 +381,26 @@ def _source(
     )
 
 
-def _line_source(line: Line, cache: dict[int, UsageSource]) -> UsageSource:
-    found = cache.get(line.number)
-    if found is None:
-        found = cache[line.number] = _new_line_source(line)
-    return found
-
-
-def _new_line_source(line: Line) -> UsageSource:
-    vocabulary = _BY_FIELD[FIELDS[line.kind]]
+def _new_line_source(
+    number: int, kind: int, value: bytes, path: bytes | None, preference: bytes
+) -> UsageSource:
+    vocabulary = _BY_FIELD[FIELDS[kind]]
     return _source(
         vocabulary,
-        line.value,
+        value,
         origin=ROBOTS_TXT,
-        line=line.number,
-        path=line.path,
-        preference=line.preference,
+        line=number,
+        path=path,
+        preference=preference,
     )
+
+
+def _signal_part(
+    lines: tuple[Line, ...],
+) -> tuple[tuple[UsageSource, ...], dict[str, UsagePreference]]:
+    """A selection's Content-Signal sources and their table (made once)."""
+    signals = tuple(line.source for line in lines)
+    return signals, _table(CONTENT_SIGNAL, signals)
 
 
 def for_url(
@@ -384,16 +412,18 @@ def for_url(
     rules = parsed.usage
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    compiled = _query.select(rules, parsed.all_agents, standard, token)
+    lines = rules.lines(_new_line_source, _SHARED)
+    compiled = _query.select(
+        rules, lines, parsed.all_agents, standard, token, _signal_part, _SHARED
+    )
     if compiled is None:
         return UsagePreferences.unknown(REASON_NO_GROUP)
-    cache = rules.sources  # one UsageSource per line, whatever the token
-    if compiled.signal_part is None:
-        signals = tuple(_line_source(line, cache) for line in compiled.signals)
-        compiled.signal_part = (signals, _table(CONTENT_SIGNAL, signals))
-    signals, signal_table = compiled.signal_part
     path = _matcher.path_rfc9309(_matcher.split_url(url))
-    usage = tuple(_line_source(line, cache) for line in compiled.longest(path))
+    found = compiled.longest(path)
+    if found is None:
+        return UsagePreferences.unknown(REASON_TOO_COMPLEX)
+    signals, signal_table = compiled.signal_part
+    usage = tuple(line.source for line in found)
     sources = (*usage, *signals)
     reason = REASON_RULES if sources else REASON_NO_STATEMENT
     return UsagePreferences(reason, sources, _table(AIPREF, usage), signal_table)

@@ -3,7 +3,9 @@
 The parser hands over the lines that shape groups (user-agent, rules, blank
 lines in 1994 mode) only when a body holds a usage line; most bodies hold none
 and pay nothing.  What is kept is three arrays and one bytes object; patterns
-are normalised and values read only when a query asks (see ``usage.py``).
+are normalised and values read only when a query asks (see ``usage.py``), all
+lines at once, and what that keeps is measured then.  Before it,
+:meth:`UsageRules.size` counts a bound worked out from the lines' lengths.
 
 Grouping.  attach-05 makes both lines group rules, so a user-agent line after
 one starts a new group.  Google's reference parser (whose groups decide access
@@ -17,12 +19,14 @@ from __future__ import annotations
 
 import sys
 from array import array
+from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
+from scrapy_robots_std.robotstxt.usage_vocab import MAX_MEMBERS
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Collection, Iterable
 
 # Roles of the lines handed over; the two usage kinds are also the stored kind bit.
 CONTENT_USAGE = 0
@@ -35,11 +39,9 @@ FIELDS = ("Content-Usage", "Content-Signal")
 
 #: More usage lines than this in one file, and every usage preference of the file is
 #: unknown: real files hold a handful, and each line read for a query keeps about
-#: 1 KiB (its value parsed, its sources), so a hostile file stays within bounds.
+#: 1 KiB and its value's length a few times (its pattern, its statement parsed, its
+#: source), so a hostile file stays within bounds.
 MAX_USAGE_LINES = 64
-#: What a query may keep per usage line (the line split, its statement parsed, its
-#: sources), counted from above in :meth:`UsageRules.size` before any query.
-_QUERY_BYTES_PER_LINE = 2048
 
 _1994_ROLES = {
     b"user-agent": AGENT,
@@ -67,10 +69,15 @@ class Line(NamedTuple):
 
     number: int
     kind: int
-    value: bytes  # as written (comment cut, whitespace stripped)
-    path: bytes | None  # Content-Usage only: the path as written, b"" for none
     pattern: bytes  # the path normalised as rfc9309 patterns are (b"" for none)
-    preference: bytes
+    #: a pattern with ``*`` or a final ``$``: its longest literal piece, which every
+    #: path it matches holds (a cheap test first); b"" for the others
+    needle: bytes
+    #: the index of the first line whose value is the same bytes: a repeated value
+    #: adds nothing to a most-restrictive combination
+    first: int
+    #: what the line states (``usage.UsageSource``: its value and path as written)
+    source: Any
 
 
 def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
@@ -101,13 +108,13 @@ class UsageRules:
     """
 
     __slots__ = (
-        "_lines",
+        "_read",
         "codes",
         "groups",
         "invalid",
         "outside",
+        "reserve",
         "selections",
-        "sources",
         "values",
     )
 
@@ -117,12 +124,13 @@ class UsageRules:
         self.values = b""
         self.outside = 0
         self.invalid = 0
-        self._lines: tuple[Line, ...] | None = None
-        #: token -> its compiled usage lines (usage_query.Compiled), filled by
-        #: queries and bounded there
+        #: what the first query will keep, counted from above (:func:`reserve`)
+        self.reserve = 0
+        #: every line read (the first query does it) and the bytes that keeps
+        self._read: tuple[tuple[Line, ...], int] | None = None
+        #: token -> its compiled usage lines (usage_query.Compiled; tokens that
+        #: choose the same groups share one), filled by queries and bounded there
         self.selections: dict[str, Any] = {}
-        #: line index -> its UsageSource, built by the first query that needs it
-        self.sources: dict[int, Any] = {}
 
     @property
     def group_count(self) -> int:
@@ -137,34 +145,191 @@ class UsageRules:
         start = self.groups[3 * group - 1] if group else 0
         return range(start, self.groups[3 * group + 2])
 
+    @property
+    def read(self) -> bool:
+        """Whether a query has read the lines."""
+        return self._read is not None
+
     def size(self) -> int:
-        """Bytes kept, and what queries may add (an estimate from above)."""
+        """Bytes kept, and what queries keep (an estimate from above)."""
+        return self.tables_size() + self.query_size()
+
+    def tables_size(self) -> int:
+        """Bytes kept from parsing on: the lines as three arrays and one bytes."""
         tables = (self.codes, self.groups, self.values)
-        return (
-            240
-            + sum(map(sys.getsizeof, tables))
-            + _QUERY_BYTES_PER_LINE * len(self.codes)
-        )
+        return 240 + sum(map(sys.getsizeof, tables))
+
+    def query_size(self) -> int:
+        """What queries keep: the lines read and each token's compiled lines, as
+        measured when each was built; before the first query, :attr:`reserve`,
+        a bound on what it will keep."""
+        read = self._read
+        if read is None:
+            size = self.reserve
+        else:
+            selections = self.selections  # a query may replace it meanwhile
+            chosen = tuple(selections.items())
+            compiled = {id(found): found for _, found in chosen if found is not None}
+            size = (
+                read[1]
+                + sys.getsizeof(selections)
+                + sum(sys.getsizeof(token) for token, _ in chosen)
+                + sum(int(found.size) for found in compiled.values())
+            )
+        # What a measure cannot see: objects a query leaves in the interpreter's
+        # free lists, attribute arrays whose layout changes between versions.
+        return size + size // 64 + 128
 
     def count(self, kind: int) -> int:
         return sum(1 for code in self.codes if code & 1 == kind)
 
-    def lines(self) -> tuple[Line, ...]:
-        """Every usage line, split and normalised on the first query."""
-        if self._lines is None:
-            # Imported here: the matcher is only needed once a query comes.
-            from scrapy_robots_std.robotstxt.matcher import normalize_rfc9309
+    def lines(
+        self,
+        source_of: Callable[[int, int, bytes, bytes | None, bytes], Any],
+        shared: Collection[int] = (),
+    ) -> tuple[Line, ...]:
+        """Every usage line, split, normalised and read on the first query.
 
-            found: list[Line] = []
-            values = self.values.split(b"\n") if self.codes else []
-            for code, value in zip(self.codes, values, strict=True):
-                path, preference = split_value(code & 1, value)
-                pattern = normalize_rfc9309(path) if path else b""
-                found.append(
-                    Line(code >> 1, code & 1, value, path, pattern, preference)
-                )
-            self._lines = tuple(found)
-        return self._lines
+        ``source_of(number, kind, value, path, preference)`` makes a line's
+        ``UsageSource`` (``path``: None for Content-Signal, b"" for a
+        Content-Usage line without one); ``shared``: the ids of the constants
+        sources refer to (not counted, see :func:`deep_size`).
+        """
+        read = self._read
+        if read is None:
+            lines = self._split(source_of)
+            # The pair below and its int, then the lines with all they hold.
+            size = 88 + deep_size([lines], shared)
+            # Set once, whole: a thread measuring meanwhile sees the reserve.
+            read = self._read = (lines, size)
+        return read[0]
+
+    def _split(
+        self, source_of: Callable[[int, int, bytes, bytes | None, bytes], Any]
+    ) -> tuple[Line, ...]:
+        # Imported here: the matcher is only needed once a query comes.
+        from scrapy_robots_std.robotstxt.matcher import normalize_rfc9309
+
+        found: list[Line] = []
+        firsts: dict[bytes, int] = {}
+        values = self.values.split(b"\n") if self.codes else []
+        for index, (code, value) in enumerate(zip(self.codes, values, strict=True)):
+            kind, number = code & 1, code >> 1
+            path, preference = split_value(kind, value)
+            pattern = normalize_rfc9309(path) if path else b""
+            needle = b""
+            if pattern.find(b"*") >= 0 or pattern[-1:] == b"$":
+                pieces = (pattern[:-1] if pattern[-1:] == b"$" else pattern).split(b"*")
+                needle = max(pieces, key=len)
+            source = source_of(number, kind, value, path, preference)
+            first = firsts.setdefault(value, index)
+            found.append(Line(number, kind, pattern, needle, first, source))
+        return tuple(found)
+
+
+# -- bytes kept ----------------------------------------------------------------------
+
+#: Beside ``sys.getsizeof``, what an instance of a dataclass keeps for its
+#: attributes: from CPython 3.11 on, their values in an array of its own (this
+#: much and a pointer per field, from above; reading ``__dict__`` would make a
+#: dict); before, its ``__dict__``.
+_INSTANCE_VALUES = 32
+_INLINE_VALUES = sys.version_info >= (3, 11)
+
+
+def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
+    """The bytes ``roots`` keep, with everything they hold (``sys.getsizeof``),
+    each object once: tuples, lists, dicts, dataclass instances and objects
+    with ``__slots__`` are followed.  ``counted``: ids of objects counted
+    elsewhere (module constants, say), left out with what they hold.  Objects
+    the interpreter shares (None, small ints, the empty tuple, empty and
+    one-character strings) count nothing.
+
+    Run once per table built (a few hundred objects at most), never per query.
+    """
+    seen = set(counted)
+    stack = list(roots)
+    total = 0
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or _interned(item):
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, (tuple, list, set, frozenset)):
+            if type(item) is not tuple and isinstance(item, tuple):
+                total += 8  # a named tuple is allocated with one more slot
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif is_dataclass(item):
+            names = [field.name for field in fields(item)]
+            if _INLINE_VALUES:
+                total += _INSTANCE_VALUES + 8 * len(names)
+            else:
+                total += sys.getsizeof(item.__dict__)
+            stack.extend(getattr(item, name) for name in names)
+        else:
+            for cls in type(item).__mro__:
+                slots = cls.__dict__.get("__slots__", ())
+                names = [slots] if isinstance(slots, str) else list(slots)
+                stack.extend(getattr(item, name, None) for name in names)
+    return total
+
+
+def _interned(item: object) -> bool:
+    """Whether the interpreter shares ``item`` (not anyone's to count)."""
+    if item is None or isinstance(item, bool):
+        return True
+    if type(item) is int:
+        return -5 <= item <= 256
+    if type(item) is tuple:
+        return not item
+    if type(item) is bytes:
+        return len(item) <= 1
+    if type(item) is str:
+        return not item or (len(item) == 1 and ord(item) < 256)
+    return False
+
+
+# The bound :func:`reserve` counts per line read (CPython 3.11, from above):
+# the line (a tuple of 6, its number) and its source (a dataclass of 8) with
+# the headers of its pattern, needle, value and path (bytes and str), its
+# states (three pairs), the tuple of its members and an error message.
+_LINE_BYTES = 1_000
+#: Each member of a statement kept (a pair of str and its place in the tuple).
+_MEMBER_BYTES = 170
+#: One token's compiled lines (``usage_query.Compiled``, its signal table),
+#: and each line in it.
+_COMPILED_BYTES = 2_500
+_COMPILED_LINE_BYTES = 200
+
+
+def reserve(kinds: Iterable[int], values: list[bytes]) -> int:
+    """A bound on what the first query keeps: every line read, and one token's
+    compiled lines (queries for other tokens add their own compiled lines).
+
+    Per line, its value's length counts once in the value as text and once in
+    the members; its path's length in the path as text, the pattern and the
+    needle.  A value outside ASCII counts 4 bytes an octet as text (a str with
+    one character beyond U+FFFF keeps every character in 4 bytes) and 3 in a
+    pattern (``%XX``).
+    """
+    total = _COMPILED_BYTES
+    for kind, value in zip(kinds, values, strict=True):
+        path, preference = split_value(kind, value)
+        wide = 1 if value.isascii() else 4
+        octet = 1 if value.isascii() else 3
+        members = min(MAX_MEMBERS, preference.count(b",") + 1)
+        total += (
+            _LINE_BYTES
+            + _COMPILED_LINE_BYTES
+            + _MEMBER_BYTES * members
+            + (wide + 1) * len(value)
+            + (wide + 2 * octet) * len(path or b"")
+        )
+    return total
 
 
 def entries_1994(lines: list[bytes]) -> list[Entry]:
@@ -233,6 +398,7 @@ def collect(
     rules.groups = array("I", bounds)
     rules.codes = array("I", codes)
     rules.values = b"\n".join(values)
+    rules.reserve = reserve((code & 1 for code in codes), values)
     _check_values(rules, notes)
     return rules, notes
 

@@ -82,13 +82,20 @@ class Store:
         self._stats.max_value(_stats.CACHE_BYTES_PEAK, self.memory.peak_bytes)
 
     def compiled(self, entry: CacheEntry, url: str, token: str) -> None:
-        """Compile ``entry``'s rules for ``token`` now, and count what that keeps
-        against the memory's byte bound (an entry is stored before any check)."""
-        if entry.robots is None:
+        """Compile ``entry``'s rules for ``token`` now (and read its usage lines),
+        and count what that keeps against the memory's byte bound (an entry is
+        stored before any check)."""
+        robots = entry.robots
+        if robots is None:
             return
         # A URL the parser cannot read compiles nothing: measured as it is.
         with contextlib.suppress(ValueError):
-            entry.robots.allowed(url, token)
+            if robots.has_usage_rules:
+                # Checks access too; reads the usage lines, so what usage queries
+                # keep is measured rather than bounded from above.
+                robots.usage(url, token)
+            else:
+                robots.allowed(url, token)
         evicted = self.memory.resize(entry.origin)
         if evicted:
             self._stats.inc_value(_stats.CACHE_EVICTION, evicted)

@@ -26,6 +26,7 @@ from scrapy_robots_std.robotstxt.usage import (
     REASON_DISALLOWED,
     REASON_NO_ROBOTS_TXT,
     REASON_NO_STATEMENT,
+    REASON_TOO_COMPLEX,
     PurposeDecision,
     UsagePreferences,
 )
@@ -161,6 +162,8 @@ class UsageGate:
                 preferences = robots.usage(request.url, self.token_of(request))
             except ValueError:  # a URL the parser cannot read: nothing known
                 preferences = _NO_ROBOTS_TXT
+            if preferences.reason == REASON_TOO_COMPLEX:
+                self._inc(_stats.USAGE_TOO_COMPLEX)
         request.meta[USAGE_META] = preferences
         request.meta.pop(DECISION_META, None)  # a redirect's earlier hop decided that
         if self.config.usage_enforce != ENFORCE_DROP:
@@ -260,7 +263,16 @@ class UsageGate:
     ) -> None:
         where = f" in {robots_url}" if robots_url is not None else " (response headers)"
         if reason == _stats.DROP_USAGE_UNKNOWN:
-            why = f"unknown for {decision.purpose} and ROBOTS_STD_USAGE_UNKNOWN is deny"
+            cause = (
+                " (robots.txt's Content-Usage paths take more work than one check"
+                " may: a hostile file?)"
+                if preferences.reason == REASON_TOO_COMPLEX
+                else ""
+            )
+            why = (
+                f"unknown for {decision.purpose}{cause} and ROBOTS_STD_USAGE_UNKNOWN"
+                " is deny"
+            )
         else:
             why = f"{_describe(decision)}{where}"
         values = {"request": safe(request), "why": safe(why)}
