@@ -31,6 +31,8 @@ import pytest
 from hostile import Reply
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from hostile import HostileServer
 
 pytestmark = pytest.mark.crawl
@@ -78,6 +80,18 @@ def start_run(config: Path, out: Path, log: Path) -> subprocess.Popen[bytes]:
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
+
+
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """The runs a test starts; one still running at the end (an assertion failed
+    before its stop) is killed by its PID, so no crawl outlives its test."""
+    processes: list[subprocess.Popen[bytes]] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
 
 
 def tail(log: Path, size: int = 3000) -> str:
@@ -142,6 +156,7 @@ def test_sigint_with_jobdir_then_resume_loses_no_waiting_request(
     tmp_path: Path,
     request: pytest.FixtureRequest,
     behaviour: str,
+    started: list[subprocess.Popen[bytes]],
 ) -> None:
     reactor = (
         "asyncio" if request.config.getoption("reactor") == "asyncio" else "default"
@@ -203,6 +218,7 @@ def test_sigint_with_jobdir_then_resume_loses_no_waiting_request(
 
     # -- run 1: interrupted while the slow origins' requests wait ---------------------
     first = start_run(config, outs[0], logs[0])
+    started.append(first)
 
     def slow_robots_asked() -> bool:
         return all(hostile.requests_for("/robots.txt", host=h) for h in SLOW_HOSTS)
@@ -233,6 +249,7 @@ def test_sigint_with_jobdir_then_resume_loses_no_waiting_request(
     for host in SLOW_HOSTS:
         hostile.add_route("/robots.txt", Reply(200, {}, RULES), host=host)
     second = start_run(config, outs[1], logs[1])
+    started.append(second)
     finish(second, logs[1], "the resumed run")
     report2 = json.loads(outs[1].read_text(encoding="utf-8"))
     assert report2["stats"].get("finish_reason") == "finished", tail(logs[1])
