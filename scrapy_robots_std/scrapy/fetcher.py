@@ -48,6 +48,8 @@ _POLL_MAX: Final = 0.5
 #: How often a sleeping cycle checks whether the crawl is stopping (seconds).
 _STOP_CHECK: Final = 0.25
 _STALE_MARK: Final = " (stale copy; now "
+#: Origins remembered as warned about an ignored robots.txt request.
+_IGNORED_REMEMBERED: Final = 10_000
 
 
 @dataclass(frozen=True)
@@ -357,6 +359,8 @@ class Fetcher:
         ignored: once per origin and crawl, however often its verdict expires."""
         if origin.key in self._ignored:
             return
+        if len(self._ignored) >= _IGNORED_REMEMBERED:
+            self._ignored.clear()  # bounded; an origin may then be named again
         self._ignored.add(origin.key)
         logger.warning(
             "robots.txt %(url)s was not downloaded: a downloader middleware ignored "

@@ -97,6 +97,8 @@ class VerdictBook:
         self._lined_up: dict[str, Origin] = {}
         self._starting = False
         self._start_scheduled = False
+        #: the reactor was seen running (it runs until the crawl ends)
+        self._reactor_ran = False
         self._tasks: set[Deferred[object]] = set()
         # Every request is looked up at least twice (queue, downloader); its origin
         # depends only on the URL up to its authority, worked out once per prefix.
@@ -147,10 +149,6 @@ class VerdictBook:
     def fetching(self) -> int:
         return len(self._fetches)
 
-    def lined_up(self) -> int:
-        """Origins whose fetch waits for a free place."""
-        return len(self._lined_up)
-
     # -- fetch cycles -----------------------------------------------------------------
 
     def need(self, origin: Origin, trigger: Request | None) -> None:
@@ -164,7 +162,8 @@ class VerdictBook:
         if key in self._fetches or key in self._lined_up:
             return
         if len(self._fetches) < self.fetcher.config.fetch_concurrency:
-            if _reactor_running():
+            if self._reactor_ran or _reactor_running():
+                self._reactor_ran = True
                 self._fetch_for(origin, trigger)
                 return
             # Queued before the reactor runs (Twisted's default reactor runs the
