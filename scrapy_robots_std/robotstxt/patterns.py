@@ -254,7 +254,7 @@ SCANNED_BYTES_PER_WORK = 128
 TRY_WORK = 2
 #: The work one check may take: this much, and a unit per byte of the path.
 #: Real files stay far below (docs/standards.md, "Hostile files").
-WORK_PER_CHECK = 6_000
+WORK_PER_CHECK = 3_000
 
 
 def work_budget(path_length: int) -> int:
