@@ -146,15 +146,19 @@ class _Sparse:
 
 
 #: Numbers per group in :class:`Groups` bounds: where its agents end in the
-#: agent text, its first entry, its first wildcard entry, the entry after its
-#: last, and whether it has rule lines (1994: a record without names nobody).
+#: agent text, the three numbers of its :class:`GroupSpan`, and its flags.
 GROUP_STRIDE = 5
+#: Flags: the group has rule lines (1994: a record without names nobody);
+#: its sorted run holds wildcard patterns.
+HAS_RULES = 1
+WILD = 2
 
 
 class GroupSpan(NamedTuple):
-    start: int  # first entry
-    special: int  # first entry with "*" or a final "$"
+    start: int  # first entry, of the run sorted by literal prefix
+    special: int  # first entry of the best-first run
     end: int  # the entry after the last
+    wild: bool  # whether the sorted run holds patterns with "*" or "$"
 
 
 class Groups:
@@ -163,7 +167,7 @@ class Groups:
     __slots__ = ("agent_text", "bounds")
 
     def __init__(
-        self, agents: list[list[str]], spans: list[tuple[int, int, int, bool]]
+        self, agents: list[list[str]], spans: list[tuple[int, int, int, int]]
     ) -> None:
         texts = ["".join(value + "\n" for value in values) for values in agents]
         self.agent_text = "".join(texts)
@@ -171,10 +175,8 @@ class Groups:
         self.bounds = _array(
             [
                 number
-                for end, (start, special, stop, has_rules) in zip(
-                    ends, spans, strict=True
-                )
-                for number in (end, start, special, stop, has_rules)
+                for end, (start, special, stop, flags) in zip(ends, spans, strict=True)
+                for number in (end, start, special, stop, flags)
             ]
         )
 
@@ -189,10 +191,11 @@ class Groups:
     def span(self, group: int) -> GroupSpan:
         at = GROUP_STRIDE * group
         bounds = self.bounds
-        return GroupSpan(bounds[at + 1], bounds[at + 2], bounds[at + 3])
+        wild = bounds[at + 4] & WILD == WILD
+        return GroupSpan(bounds[at + 1], bounds[at + 2], bounds[at + 3], wild)
 
     def has_rules(self, group: int) -> bool:
-        return self.bounds[GROUP_STRIDE * group + 4] == 1
+        return self.bounds[GROUP_STRIDE * group + 4] & HAS_RULES == HAS_RULES
 
     def group_of(self, entry: int) -> int:
         """The group that holds ``entry`` (each group's entries are one run)."""

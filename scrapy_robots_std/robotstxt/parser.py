@@ -20,7 +20,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
 from scrapy_robots_std.robotstxt.layout import (
+    HAS_RULES,
     MAX_SPELLINGS,
+    WILD,
     Groups,
     Rules,
     code_line,
@@ -28,6 +30,7 @@ from scrapy_robots_std.robotstxt.layout import (
 )
 from scrapy_robots_std.robotstxt.patterns import (
     index_html_directory,
+    is_special,
     literal_prefix,
     normalize_1994,
     normalize_rfc9309,
@@ -41,8 +44,8 @@ from scrapy_robots_std.robotstxt.reader import (
     USAGE_STAGE,
     VALUE_STAGE,
     Diagnostic,
-    Event,
     Field,
+    Key,
     Note,
     Reading,
     decode_text,
@@ -201,21 +204,31 @@ class _Builder:
 
     def build(self) -> Parsed:
         rfc9309 = self.standard == RFC9309
-        for event in self.reading.events:
-            field = event.key.field
-            if field <= Field.ALLOW:
-                self.rule(event)
+        codes: dict[Key, int] = {}  # each distinct rule key's code, line 0
+        for line, key, value in self.reading.events:
+            field = key.field
+            if field <= Field.ALLOW:  # most lines: a rule, handled here
+                group = self.group
+                if group is None:
+                    self.outside_group(line, key)
+                    continue
+                group.has_rules = True
+                if value:  # an empty pattern never decides
+                    code = codes.get(key)
+                    if code is None:
+                        code = codes[key] = self.code(key)
+                    group.rules.append((line, rule_code(line, 0, False) | code, value))
             elif field is Field.USER_AGENT:
-                self.user_agent(event.value)
+                self.user_agent(value)
             elif field is Field.SITEMAP:
-                if event.value:
-                    self.sitemaps.append(decode_text(event.value))
+                if value:
+                    self.sitemaps.append(decode_text(value))
             elif field is Field.BLANK:
                 self.group = None
-            elif field >= Field.CONTENT_USAGE and field <= Field.CONTENT_SIGNAL:
+            elif field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
                 self.usage = True
             elif rfc9309 and field in (Field.CRAWL_DELAY, Field.REQUEST_RATE):
-                self.group_value(event)
+                self.group_value(line, key, value)
         return self.finish()
 
     def user_agent(self, value: bytes) -> None:
@@ -225,46 +238,39 @@ class _Builder:
             self.groups.append(group)
         group.agents.append(value)
 
-    def rule(self, event: Event) -> None:
-        group = self.group
-        if group is None:
-            stage = None if self.standard == RFC9309 else 1  # 1994: in line order
-            self.notes.add(event.line, Note.OUTSIDE_GROUP, event.key.written, stage)
-            return
-        group.has_rules = True
-        if event.value:  # an empty pattern never decides
-            group.rules.append((event.line, self.code(event), event.value))
+    def outside_group(self, line: int, key: Key) -> None:
+        stage = None if self.standard == RFC9309 else 1  # 1994: in line order
+        self.notes.add(line, Note.OUTSIDE_GROUP, key.written, stage)
 
-    def code(self, event: Event) -> int:
-        """The rule's code: its line, its key's spelling in this file, its kind."""
-        key = event.key
+    def code(self, key: Key) -> int:
+        """A rule key's code at line 0: its spelling in this file, its kind."""
         spelling = self.spellings.get(key.written)
         if spelling is None:
             if len(self.spellings) < MAX_SPELLINGS:
                 spelling = self.spellings[key.written] = len(self.spellings)
             else:
                 spelling = int(key.field)  # reported in its canonical form
-        return rule_code(event.line, spelling, key.field is Field.ALLOW)
+        return rule_code(0, spelling, key.field is Field.ALLOW)
 
-    def group_value(self, event: Event) -> None:
-        group, key = self.group, event.key
+    def group_value(self, line: int, key: Key, value: bytes) -> None:
+        group = self.group
         if group is None:
             # Noted at the end, and only when the file has groups at all.
-            self.values_outside.append((event.line, key.written))
+            self.values_outside.append((line, key.written))
             return
         if key.field is Field.CRAWL_DELAY:
-            delay = parse_delay(event.value)
+            delay = parse_delay(value)
             if delay is not None and group.crawl_delay is None:
                 group.crawl_delay = delay  # the first usable value counts
             found: object = delay
         else:
-            rate = parse_rate(event.value)
+            rate = parse_rate(value)
             if rate is not None and group.request_rate is None:
                 group.request_rate = rate
             found = rate
         if found is None:
-            detail = f"{key.written} value {decode_text(event.value)!r}"
-            self.notes.add(event.line, Note.INVALID_VALUE, detail, VALUE_STAGE)
+            detail = f"{key.written} value {decode_text(value)!r}"
+            self.notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
 
     def finish(self) -> Parsed:
         rfc9309 = self.standard == RFC9309
@@ -276,7 +282,7 @@ class _Builder:
         groups = Groups(
             agents,
             [
-                (*span, group.has_rules)
+                (*span[:3], span[3] | group.has_rules * HAS_RULES)
                 for span, group in zip(spans, self.groups, strict=True)
             ],
         )
@@ -304,11 +310,9 @@ class _Builder:
     def collect_usage(self, parsed: Parsed) -> None:
         if self.standard == RFC9309:
             entries = [
-                _usage_rules.Entry(
-                    event.line, _USAGE_ROLES[event.key.field], event.value
-                )
-                for event in self.reading.events
-                if event.key.field in _USAGE_ROLES
+                _usage_rules.Entry(line, _USAGE_ROLES[key.field], value)
+                for line, key, value in self.reading.events
+                if key.field in _USAGE_ROLES
             ]
         else:
             entries = _usage_rules.entries_1994(self.reading.lines)
@@ -344,29 +348,33 @@ class _Tables:
         self.nested = False
         self.written: dict[int, bytes] = {}
 
-    def add(self, rules: list[tuple[int, int, bytes]]) -> tuple[int, int, int]:
+    def add(self, rules: list[tuple[int, int, bytes]]) -> tuple[int, int, int, int]:
         """File one group's rules; its span: first entry, first entry of the
         best-first run, end (see ``patterns.best_match``)."""
-        chained, best_first = self.entries(rules)
-        prefix_of = literal_prefix if self.rfc9309 else _whole
-        chained.sort(key=lambda entry: prefix_of(entry[0]))
-        best_first.sort(key=_best_first_order)
         start = len(self.patterns)
-        links = _links([prefix_of(pattern) for pattern, _, _ in chained], start)
-        self.nested = self.nested or any(link >= 0 for link in links)
+        entries, special = self.entries(rules)
+        if special:
+            chained, best_first = _split(entries)
+        else:
+            entries.sort(key=_pattern)
+            chained, best_first = entries, []
+        prefixes = [literal_prefix(e[0]) for e in chained] if special else None
+        links = _links(prefixes or [e[0] for e in chained], start)
+        self.nested = self.nested or links.count(-1) < len(links)
         self.parents += links
-        for pattern, code, value in [*chained, *best_first]:
-            if value is not pattern and value != pattern:
-                self.written[len(self.patterns)] = value
-            self.patterns.append(pattern)
-            self.codes.append(code)
         self.parents += [-1] * len(best_first)
-        return start, start + len(chained), len(self.patterns)
+        ordered = chained + best_first
+        self.patterns += [pattern for pattern, _, _ in ordered]
+        self.codes += [code for _, code, _ in ordered]
+        if any(pattern is not value for pattern, _, value in ordered):
+            for at, (pattern, _, value) in enumerate(ordered, start):
+                if value != pattern:
+                    self.written[at] = value
+        wild = special and any(is_special(pattern) for pattern, _, _ in chained)
+        return start, start + len(chained), len(self.patterns), WILD * wild
 
-    def entries(
-        self, rules: list[tuple[int, int, bytes]]
-    ) -> tuple[list[_Entry], list[_Entry]]:
-        """The group's entries, normalised, split into plain prefixes and the rest."""
+    def entries(self, rules: list[tuple[int, int, bytes]]) -> tuple[list[_Entry], bool]:
+        """The group's entries, normalised, and whether any is not a plain prefix."""
         values = [value for _, _, value in rules]
         joined = b"\n".join(values)
         if joined.isascii() and joined.find(b"%") < 0:
@@ -374,25 +382,28 @@ class _Tables:
         else:
             normalize = normalize_rfc9309 if self.rfc9309 else normalize_1994
             patterns = list(map(normalize, values))
-        entries = [
-            (pattern, code, value)
-            for pattern, (_, code, value) in zip(patterns, rules, strict=True)
-        ]
-        if self.rfc9309 and joined.find(b"/index.htm") >= 0:
+        codes = [code for _, code, _ in rules]
+        entries = list(zip(patterns, codes, values, strict=True))
+        if not self.rfc9309:
+            return entries, False  # 1994 has no special characters
+        if joined.find(b"/index.htm") >= 0:
             entries += _index_directories(entries)
-        if not self.rfc9309 or (joined.find(b"*") < 0 and joined.find(b"$") < 0):
-            return entries, []
-        # Patterns that start with "*" or "/*" would be on every path's chain.
-        rooted = [entry for entry in entries if len(literal_prefix(entry[0])) < 2]
-        if not rooted:
-            return entries, []
-        return [
-            entry for entry in entries if len(literal_prefix(entry[0])) >= 2
-        ], rooted
+        special = joined.find(b"*") >= 0 or joined.find(b"$") >= 0
+        return entries, special or len(entries) > len(values)
 
     def rules(self) -> Rules:
         parents = self.parents if self.nested else None
         return Rules(self.patterns, self.codes, parents, self.written, self.rfc9309)
+
+
+def _split(entries: list[_Entry]) -> tuple[list[_Entry], list[_Entry]]:
+    """Entries sorted by literal prefix, and the ones whose prefix is empty or
+    ``/`` (every path's chain would hold them), best first."""
+    keyed = sorted((literal_prefix(entry[0]), entry) for entry in entries)
+    chained = [entry for prefix, entry in keyed if prefix not in _ROOTS]
+    rooted = [entry for prefix, entry in keyed if prefix in _ROOTS]
+    rooted.sort(key=_best_first_order)
+    return chained, rooted
 
 
 def _index_directories(entries: list[_Entry]) -> list[_Entry]:
@@ -405,11 +416,11 @@ def _index_directories(entries: list[_Entry]) -> list[_Entry]:
     return found
 
 
+def _pattern(entry: _Entry) -> bytes:
+    return entry[0]
+
+
 _ROOTS = (b"", b"/")
-
-
-def _whole(pattern: bytes) -> bytes:
-    return pattern
 
 
 def _best_first_order(entry: _Entry) -> tuple[int, int, int]:

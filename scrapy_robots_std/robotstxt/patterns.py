@@ -314,7 +314,7 @@ def _on_chain(
 ) -> int:
     blob, offsets, parents = rules.blob, rules.offsets, rules.parents
     # 1994 has no special characters: every pattern is a prefix.
-    prefix_of = literal_prefix if rules.rfc9309 else _whole
+    prefix_of = literal_prefix if span.wild else _whole
     start = span.start
     entry = (
         start

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import IntEnum
+from itertools import count, repeat
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -47,6 +48,7 @@ class Field(IntEnum):
     CONTENT_SIGNAL = 7
     UNKNOWN = 8
     BLANK = 9  # 1994: a blank line ends the record
+    NO_KEY = 10  # a colon inside a comment: read again as "key value"
 
 
 class Note(IntEnum):
@@ -196,12 +198,8 @@ class Key(NamedTuple):
     typo: bool = False
 
 
-class Event(NamedTuple):
-    """One line that says something: its number, key and value (comment cut)."""
-
-    line: int
-    key: Key
-    value: bytes
+#: One line that says something: its number, key and value (comment cut).
+Event = tuple[int, Key, bytes]
 
 
 class Reading(NamedTuple):
@@ -257,7 +255,7 @@ def prepare_body(body: bytes) -> tuple[bytes, bool]:
     return body, truncated
 
 
-def _lines(body: bytes) -> tuple[list[bytes], Notes, bool]:
+def _lines(body: bytes) -> tuple[bytes, list[bytes], Notes, bool]:
     text, truncated = prepare_body(body)
     notes = Notes()
     lines = text.split(b"\n")
@@ -266,12 +264,7 @@ def _lines(body: bytes) -> tuple[list[bytes], Notes, bool]:
             if len(line) > MAX_LINE_BYTES:
                 lines[index] = line[:MAX_LINE_BYTES]
                 notes.add(index + 1, Note.LINE_CUT)
-    return lines, notes, truncated
-
-
-def _clean(value: bytes) -> bytes:
-    """A value as the reference sees it: comment cut off, whitespace stripped."""
-    return value.split(b"#", 1)[0].strip() if b"#" in value else value.strip()
+    return text, lines, notes, truncated
 
 
 # -- rfc9309 ----------------------------------------------------------------
@@ -306,6 +299,8 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     found = _KEY_CACHE.get(raw_key)
     if found is not None:
         return found
+    if b"#" in raw_key:  # the colon is inside a comment
+        return _NO_KEY
     key = raw_key.strip()
     lower = key.lower()
     found = Key(Field.UNKNOWN, decode_text(key))
@@ -320,6 +315,8 @@ def classify_rfc9309(raw_key: bytes) -> Key:
         _KEY_CACHE[raw_key] = found
     return found
 
+
+_NO_KEY = Key(Field.NO_KEY, "")
 
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
@@ -337,42 +334,67 @@ def _without_colon(number: int, line: bytes, notes: Notes) -> Event | None:
     key = classify_rfc9309(match.group(1))
     notes.add(number, Note.MISSING_COLON, key.written)
     # Only spaces and tabs separate, but all ASCII whitespace is stripped.
-    return Event(number, key, match.group(2).strip())
-
-
-def _note_key(event: Event, notes: Notes) -> None:
-    key = event.key
-    if key.typo:
-        notes.add(event.line, Note.MISSPELLING, key.written)
-    elif key.field is Field.UNKNOWN and key.written:
-        # ": value" (an empty key) is ignored without a note, as in the reference.
-        notes.add(event.line, Note.UNKNOWN_FIELD, key.written)
+    return number, key, match.group(2).strip()
 
 
 def read_rfc9309(body: bytes) -> Reading:
     """Every line with a key, as the reference reads it.  A NUL octet ends its
-    line (the reference works on C strings); ``#`` starts a comment anywhere."""
-    lines, notes, truncated = _lines(body)
-    events = []
-    for number, line in enumerate(lines, 1):
-        if b"\x00" in line:
-            line = line.split(b"\x00", 1)[0]
-        colon = line.find(b":")
-        hash_at = line.find(b"#", 0, colon) if colon > 0 else -1
-        if colon < 0 or hash_at >= 0:
-            # No colon, or one inside the comment: "key value", or nothing.
-            found = _without_colon(number, line, notes) if line[:1] != b"#" else None
-            if found is None:
-                continue
-            event = found
-        else:
-            event = Event(
-                number, classify_rfc9309(line[:colon]), _clean(line[colon + 1 :])
-            )
-        if event.key.typo or event.key.field is Field.UNKNOWN:
-            _note_key(event, notes)
-        events.append(event)
+    line (the reference works on C strings); ``#`` starts a comment anywhere.
+
+    Whole-list passes (``map``, comprehensions, ``zip``): a body has
+    thousands of lines, and a Python step per line is most of a parse.
+    """
+    text, lines, notes, truncated = _lines(body)
+    if b"\x00" in text:
+        lines = [line.split(b"\x00", 1)[0] for line in lines]
+    colons = list(map(bytes.find, lines, repeat(b":")))
+    numbers = [number for number, colon in enumerate(colons, 1) if colon >= 0]
+    get = _KEY_CACHE.get
+    keys = [
+        get(raw) or classify_rfc9309(raw)
+        for raw in [
+            line[:colon]
+            for line, colon in zip(lines, colons, strict=True)
+            if colon >= 0
+        ]
+    ]
+    values = [
+        line[colon + 1 :]
+        for line, colon in zip(lines, colons, strict=True)
+        if colon >= 0
+    ]
+    if b"#" in text:
+        values = [value.split(b"#", 1)[0].strip() for value in values]
+    else:
+        values = [value.strip() for value in values]
+    events = list(zip(numbers, keys, values, strict=True))
+    # No colon, or one inside a comment: "key value", or nothing.
+    odd = [
+        number
+        for number, line, colon in zip(count(1), lines, colons, strict=False)
+        if colon < 0 and line[:1] not in (b"", b"#")
+    ]
+    if _NO_KEY in keys:
+        odd += [number for number, key, _ in events if key is _NO_KEY]
+        events = [event for event in events if event[1] is not _NO_KEY]
+    if odd:
+        extra = [
+            _without_colon(number, lines[number - 1], notes) for number in sorted(odd)
+        ]
+        events = sorted(
+            events + [event for event in extra if event is not None], key=_first
+        )
+    for number, key, _ in events:
+        if key.typo:
+            notes.add(number, Note.MISSPELLING, key.written)
+        elif key.field is Field.UNKNOWN and key.written:
+            # ": value" (an empty key) is ignored without a note, as in the reference.
+            notes.add(number, Note.UNKNOWN_FIELD, key.written)
     return Reading(events, lines, notes, truncated)
+
+
+def _first(event: Event) -> int:
+    return event[0]
 
 
 # -- 1994 -------------------------------------------------------------------
@@ -389,12 +411,12 @@ _BLANK = Key(Field.BLANK, "")
 
 def read_1994(body: bytes) -> Reading:
     """Every record-shaping line: exact field names, blank lines end records."""
-    lines, notes, truncated = _lines(body)
-    events = []
+    _, lines, notes, truncated = _lines(body)
+    events: list[Event] = []
     for number, raw in enumerate(lines, 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
-            events.append(Event(number, _BLANK, b""))
+            events.append((number, _BLANK, b""))
             continue
         content = content.split(b"#", 1)[0].strip()
         if not content:
@@ -408,5 +430,5 @@ def read_1994(body: bytes) -> Reading:
         if field is Field.UNKNOWN:
             notes.add(number, Note.UNKNOWN_FIELD, written, stage=1)
             continue
-        events.append(Event(number, Key(field, written), value.strip()))
+        events.append((number, Key(field, written), value.strip()))
     return Reading(events, lines, notes, truncated)
