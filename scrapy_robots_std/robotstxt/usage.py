@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots_std.robotstxt import patterns as _matcher
+from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import usage_query as _query
 from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line
 from scrapy_robots_std.robotstxt.usage_vocab import (
@@ -55,7 +55,7 @@ REASON_NO_GROUP = "no-group"  # no group applies to the token
 REASON_DISALLOWED = "disallowed"  # a URL that may not be crawled carries none
 REASON_NO_ROBOTS_TXT = "no-robots-txt"  # no usable robots.txt (4xx, 5xx, exempt)
 #: The file's Content-Usage paths take more work for this URL than one check may
-#: (:func:`~scrapy_robots_std.robotstxt.patterns.work_budget`, the access
+#: (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`, the access
 #: rules' budget): every category unknown.  Only hostile files get here.
 REASON_TOO_COMPLEX = "too-complex"
 

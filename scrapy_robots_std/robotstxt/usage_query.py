@@ -9,7 +9,7 @@ patterns do, in both standards: attach-05 builds on RFC 9309.
 Wildcard paths are matched by the access rules' matcher
 (:func:`~scrapy_robots_std.robotstxt.matcher.wildcard_work`, which never
 backtracks), within the same budget of work per check
-(:func:`~scrapy_robots_std.robotstxt.patterns.work_budget`): past it, the
+(:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`): past it, the
 query has no answer (docs/standards.md, "Hostile files").
 """
 
@@ -17,20 +17,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_robots_std.robotstxt.groups import agent_name_1994, agent_name_rfc9309
-from scrapy_robots_std.robotstxt.patterns import (
+from scrapy_robots_std.robotstxt.matcher import (
     SCANNED_BYTES_PER_WORK,
-    TRY_WORK,
+    PrefixIndex,
     wildcard_work,
-    work_budget,
 )
-from scrapy_robots_std.robotstxt.reader import RFC9309
+from scrapy_robots_std.robotstxt.parser import (
+    RFC9309,
+    agent_name_1994,
+    agent_name_rfc9309,
+)
 from scrapy_robots_std.robotstxt.usage_rules import (
     CONTENT_USAGE,
     Line,
     UsageRules,
     deep_size,
 )
+from scrapy_robots_std.robotstxt.wildcards import TRY_WORK, work_budget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
@@ -166,7 +169,7 @@ class Compiled:
                 special.append((len(pattern), pattern, tuple(found), found[0].needle))
         special.sort(key=_first, reverse=True)
         self.special = special
-        self.plain = _Prefixes(plain) if plain else None
+        self.plain = PrefixIndex(plain) if plain else None
         self.signal_part: Any = signal_part(self.signals)
         # The lines (patterns, needles, sources) are counted with the file's;
         # 32: the int below.
@@ -176,7 +179,7 @@ class Compiled:
     def longest(self, path: bytes) -> tuple[Line, ...] | None:
         """Every Content-Usage line whose path matches with the greatest length;
         None when finding them takes more work than one check may
-        (:func:`~scrapy_robots_std.robotstxt.patterns.work_budget`)."""
+        (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`)."""
         best = -1
         found: list[Line] = []
         if self.plain is not None:
@@ -211,22 +214,6 @@ class Compiled:
             found.sort(key=_number)
             return _distinct(found)
         return tuple(found)
-
-
-class _Prefixes:
-    """Plain path prefixes and their values (a file has at most 64 usage lines)."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, values: dict[bytes, int]) -> None:
-        self.items = tuple(values.items())
-
-    def highest(self, path: bytes) -> int:
-        """The highest value among the prefixes that start ``path``, or -1."""
-        return max(
-            (value for prefix, value in self.items if path.startswith(prefix)),
-            default=-1,
-        )
 
 
 def _distinct(lines: list[Line]) -> tuple[Line, ...]:

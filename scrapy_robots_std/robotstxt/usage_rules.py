@@ -208,7 +208,7 @@ class UsageRules:
         self, source_of: Callable[[int, int, bytes, bytes | None, bytes], Any]
     ) -> tuple[Line, ...]:
         # Imported here: the matcher is only needed once a query comes.
-        from scrapy_robots_std.robotstxt.patterns import normalize_rfc9309
+        from scrapy_robots_std.robotstxt.matcher import normalize_rfc9309
 
         found: list[Line] = []
         firsts: dict[bytes, int] = {}
