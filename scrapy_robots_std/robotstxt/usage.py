@@ -16,9 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import usage_query as _query
-from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line
+from scrapy_robots_std.robotstxt.patterns import (
+    normalize_rfc9309,
+    path_rfc9309,
+    split_url,
+)
+from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line, deep_size, split_value
 from scrapy_robots_std.robotstxt.usage_vocab import (
     AIPREF,
     ALLOW,
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from scrapy_robots_std.robotstxt.parser import Parsed
+    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
 
 __all__ = [
     "PurposeDecision",
@@ -55,8 +60,8 @@ REASON_NO_GROUP = "no-group"  # no group applies to the token
 REASON_DISALLOWED = "disallowed"  # a URL that may not be crawled carries none
 REASON_NO_ROBOTS_TXT = "no-robots-txt"  # no usable robots.txt (4xx, 5xx, exempt)
 #: The file's Content-Usage paths take more work for this URL than one check may
-#: (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`, the access
-#: rules' budget): every category unknown.  Only hostile files get here.
+#: (``patterns.work_budget``, the access rules' budget): every category unknown.
+#: Only hostile files get here.
 REASON_TOO_COMPLEX = "too-complex"
 
 ROBOTS_TXT = "robots.txt"
@@ -64,22 +69,11 @@ HEADER = "header"
 
 _BY_FIELD = {vocabulary.field: vocabulary for vocabulary in VOCABULARIES}
 _BY_NAME = {vocabulary.name: vocabulary for vocabulary in VOCABULARIES}
-#: The constants every source and table refers to: counted nowhere (they are
-#: the module's) when what a query keeps is measured.
+#: The constants every source refers to: counted nowhere (they are the module's)
+#: when what a query keeps is measured.
 _SHARED: Final = frozenset(
-    map(
-        id,
-        (
-            ROBOTS_TXT,
-            HEADER,
-            ALLOW,
-            DISALLOW,
-            UNKNOWN,
-            *(vocabulary.field for vocabulary in VOCABULARIES),
-            *(name for vocabulary in VOCABULARIES for name in vocabulary.categories),
-        ),
-    )
-)
+    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN, *_BY_FIELD))
+).union(id(name) for vocabulary in VOCABULARIES for name in vocabulary.categories)
 
 
 @dataclass(frozen=True)
@@ -182,9 +176,8 @@ class UsagePreferences:
     def combine(cls, reason: str, sources: Iterable[UsageSource]) -> UsagePreferences:
         """Per category the most restrictive value of ``sources`` (vocab-07 5.1)."""
         sources = tuple(sources)
-        aipref = _table(AIPREF, [s for s in sources if s.field == AIPREF.field])
-        signal = [s for s in sources if s.field == CONTENT_SIGNAL.field]
-        return cls(reason, sources, aipref, _table(CONTENT_SIGNAL, signal))
+        aipref = _folded(AIPREF, sources)
+        return cls(reason, sources, aipref, _folded(CONTENT_SIGNAL, sources))
 
     @classmethod
     def unknown(cls, reason: str = REASON_NO_ROBOTS_TXT) -> UsagePreferences:
@@ -210,17 +203,16 @@ class UsagePreferences:
                 (AIPREF.field, content_usage),
                 (CONTENT_SIGNAL.field, content_signal),
             )
-            if (source := header_source(field_name, lines)) is not None
+            if (source := _header_source(field_name, lines)) is not None
         ]
         if not added:
             return self
-        aipref, signal = self.aipref, self.content_signal
-        for source in added:
-            if source.field == AIPREF.field:
-                aipref = _fold(aipref, source)
-            else:
-                signal = _fold(signal, source)
-        return UsagePreferences(self.reason, (*self.sources, *added), aipref, signal)
+        return UsagePreferences(
+            self.reason,
+            (*self.sources, *added),
+            _folded(AIPREF, added, self.aipref),
+            _folded(CONTENT_SIGNAL, added, self.content_signal),
+        )
 
     def table(self, vocabulary: str) -> Mapping[str, UsagePreference]:
         """The categories of a vocabulary by its name (``aipref``, ``content-signal``)."""
@@ -295,12 +287,18 @@ class UsagePreferences:
         return lines
 
 
-def _table(
-    vocabulary: Vocabulary, sources: Iterable[UsageSource]
-) -> dict[str, UsagePreference]:
-    table = {category: UsagePreference() for category in vocabulary.categories}
+def _folded(
+    vocabulary: Vocabulary,
+    sources: Iterable[UsageSource],
+    table: Mapping[str, UsagePreference] | None = None,
+) -> Mapping[str, UsagePreference]:
+    """``table`` (every category unknown when None) with the statements of
+    ``sources`` in ``vocabulary`` folded in."""
+    if table is None:
+        table = {category: UsagePreference() for category in vocabulary.categories}
     for source in sources:
-        table = _fold(table, source)
+        if source.field == vocabulary.field:
+            table = _fold(table, source)
     return table
 
 
@@ -346,7 +344,7 @@ def summary(parsed: Parsed) -> UsageSummary:
     return UsageSummary(rules.count(0), rules.count(1), rules.invalid, rules.outside)
 
 
-def header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource | None:
+def _header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource | None:
     """One header's field lines as one statement; None when there are none."""
     values = [
         line.encode("latin-1", "replace") if isinstance(line, str) else bytes(line)
@@ -356,51 +354,47 @@ def header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource 
     joined = b", ".join(value for value in values if value)
     if not joined:
         return None
-    return _source(_BY_FIELD[field_name], joined, origin=HEADER)
+    return _source(_BY_FIELD[field_name], joined, joined, HEADER)
 
 
 def _source(
     vocabulary: Vocabulary,
     value: bytes,
-    *,
+    preference: bytes,
     origin: str,
     line: int | None = None,
     path: bytes | None = None,
-    preference: bytes | None = None,
 ) -> UsageSource:
-    statement = read_statement(vocabulary, value if preference is None else preference)
+    states, members, error = read_statement(vocabulary, preference)
     return UsageSource(
-        origin=origin,
-        field=vocabulary.field,
-        value=value.decode("utf-8", "replace"),
-        line=line,
-        path=None if path is None else path.decode("utf-8", "replace"),
-        states=statement.values,
-        members=statement.members,
-        error=statement.error,
+        origin,
+        vocabulary.field,
+        value.decode("utf-8", "replace"),
+        line,
+        None if path is None else path.decode("utf-8", "replace"),
+        states,
+        members,
+        error,
     )
 
 
-def _new_line_source(
-    number: int, kind: int, value: bytes, path: bytes | None, preference: bytes
-) -> UsageSource:
-    vocabulary = _BY_FIELD[FIELDS[kind]]
-    return _source(
-        vocabulary,
-        value,
-        origin=ROBOTS_TXT,
-        line=number,
-        path=path,
-        preference=preference,
-    )
-
-
-def _signal_part(
-    lines: tuple[Line, ...],
-) -> tuple[tuple[UsageSource, ...], dict[str, UsagePreference]]:
-    """A selection's Content-Signal sources and their table (made once)."""
-    signals = tuple(line.source for line in lines)
-    return signals, _table(CONTENT_SIGNAL, signals)
+def _lines(rules: UsageRules) -> tuple[Line, ...]:
+    """Every usage line of the file, read on the first query and measured."""
+    read = rules.read
+    if read is None:
+        firsts: dict[bytes, int] = {}
+        lines = []
+        for index, (number, kind, value) in enumerate(rules.lines()):
+            path, preference = split_value(kind, value)
+            vocabulary = _BY_FIELD[FIELDS[kind]]
+            source = _source(vocabulary, value, preference, ROBOTS_TXT, number, path)
+            pattern = normalize_rfc9309(path) if path else path
+            lines.append(Line(pattern, firsts.setdefault(value, index), source))
+        # Set once, whole (88: the pair and its int): a thread measuring
+        # meanwhile sees the reserve.
+        found = tuple(lines)
+        read = rules.read = (found, 88 + deep_size([found], _SHARED))
+    return read[0]
 
 
 def for_url(
@@ -412,18 +406,15 @@ def for_url(
     rules = parsed.usage
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    lines = rules.lines(_new_line_source, _SHARED)
-    compiled = _query.select(
-        rules, lines, parsed.all_agents, standard, token, _signal_part, _SHARED
-    )
-    if compiled is None:
+    lines = _lines(rules)
+    chosen = _query.select(rules, lines, parsed.all_agents, standard, token)
+    if chosen is None:
         return UsagePreferences.unknown(REASON_NO_GROUP)
-    path = _matcher.path_rfc9309(_matcher.split_url(url))
-    found = compiled.longest(path)
+    found = _query.longest(chosen, path_rfc9309(split_url(url)))
     if found is None:
         return UsagePreferences.unknown(REASON_TOO_COMPLEX)
-    signals, signal_table = compiled.signal_part
-    usage = tuple(line.source for line in found)
-    sources = (*usage, *signals)
-    reason = REASON_RULES if sources else REASON_NO_STATEMENT
-    return UsagePreferences(reason, sources, _table(AIPREF, usage), signal_table)
+    signals = _query.distinct([line for line in chosen if line.pattern is None])
+    sources = tuple(line.source for line in (*found, *signals))
+    return UsagePreferences.combine(
+        REASON_RULES if sources else REASON_NO_STATEMENT, sources
+    )
