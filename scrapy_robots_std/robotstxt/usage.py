@@ -16,12 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import usage_query as _query
-from scrapy_robots_std.robotstxt.patterns import (
-    normalize_rfc9309,
-    path_rfc9309,
-    split_url,
-)
 from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line, deep_size, split_value
 from scrapy_robots_std.robotstxt.usage_vocab import (
     AIPREF,
@@ -42,14 +38,6 @@ if TYPE_CHECKING:
 
     from scrapy_robots_std.robotstxt.parser import Parsed
     from scrapy_robots_std.robotstxt.usage_rules import UsageRules
-
-__all__ = [
-    "PurposeDecision",
-    "UsagePreference",
-    "UsagePreferences",
-    "UsageSource",
-    "UsageSummary",
-]
 
 #: Most characters of a statement's value that its text (a drop line) shows.
 _SHOWN_VALUE: Final = 200
@@ -96,11 +84,10 @@ class UsageSource:
     error: str | None = None
 
     def __str__(self) -> str:
-        where = f"line {self.line}" if self.line is not None else self.origin
         value = self.value
         if len(value) > _SHOWN_VALUE:  # a header may be kilobytes long
             value = f"{value[: _SHOWN_VALUE - 3]}..."
-        return f'{where} "{self.field}: {value}"'
+        return f'{_where(self)} "{self.field}: {value}"'
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -231,10 +218,10 @@ class UsagePreferences:
             for name, category in PURPOSES[check_purpose(purpose)]
         ]
         value = most_restrictive(p.value for _, _, p in said)
-        by_vocabulary: dict[str, set[str]] = {}
-        for name, _, preference in said:
-            by_vocabulary.setdefault(name, set()).add(preference.value)
-        stated = [most_restrictive(values) for values in by_vocabulary.values()]
+        stated = {
+            most_restrictive(p.value for n, _, p in said if n == name)
+            for name, _, _ in said
+        }
         conflict = ALLOW in stated and DISALLOW in stated
         sources = tuple(
             dict.fromkeys(s for _, _, p in said if p.value == value for s in p.sources)
@@ -259,17 +246,9 @@ class UsagePreferences:
             ]
         lines = []
         for vocabulary in VOCABULARIES:
-            table = self.table(vocabulary.name)
-            values = ", ".join(
-                f"{category}={preference.value}"
-                + (
-                    " (" + ", ".join(map(_where, preference.sources)) + ")"
-                    if preference.sources
-                    else ""
-                )
-                for category, preference in table.items()
-            )
-            lines.append(f"usage ({vocabulary.field}): {values}")
+            table = self.table(vocabulary.name).items()
+            said = ", ".join(_said(category, value) for category, value in table)
+            lines.append(f"usage ({vocabulary.field}): {said}")
         if self.reason == REASON_TOO_COMPLEX:
             lines.append(
                 "  unknown: the file's Content-Usage paths take more work than one"
@@ -278,11 +257,8 @@ class UsagePreferences:
         elif not self.sources:
             lines.append(f"  no statement ({self.reason})")
         for source in self.sources:
-            note = (
-                f" (invalid: {source.error}; every category unknown)"
-                if source.error
-                else ""
-            )
+            error = source.error
+            note = f" (invalid: {error}; every category unknown)" if error else ""
             lines.append(f"  {source}{note}")
         return lines
 
@@ -293,30 +269,29 @@ def _folded(
     table: Mapping[str, UsagePreference] | None = None,
 ) -> Mapping[str, UsagePreference]:
     """``table`` (every category unknown when None) with the statements of
-    ``sources`` in ``vocabulary`` folded in."""
+    ``sources`` in ``vocabulary`` folded in: per category the most restrictive
+    value stays (vocab-07 5.1), with the sources that gave it."""
     if table is None:
         table = {category: UsagePreference() for category in vocabulary.categories}
     for source in sources:
-        if source.field == vocabulary.field:
-            table = _fold(table, source)
+        if source.field != vocabulary.field:
+            continue
+        states = dict(source.states)
+        folded = {}
+        for category, old in table.items():
+            said = states.get(category, UNKNOWN)
+            value = most_restrictive((old.value, said))
+            given = old.sources if old.value == value else ()
+            if said == value != UNKNOWN:
+                given = (*given, source)
+            folded[category] = UsagePreference(value, given)
+        table = folded
     return table
 
 
-def _fold(
-    table: Mapping[str, UsagePreference], source: UsageSource
-) -> dict[str, UsagePreference]:
-    """``table`` with one more statement: the most restrictive value stays, and
-    the sources that gave it."""
-    states = dict(source.states)
-    folded = {}
-    for category, old in table.items():
-        said = states.get(category, UNKNOWN)
-        value = most_restrictive((old.value, said))
-        given = old.sources if old.value == value else ()
-        if said == value != UNKNOWN:
-            given = (*given, source)
-        folded[category] = UsagePreference(value, given)
-    return folded
+def _said(category: str, preference: UsagePreference) -> str:
+    where = ", ".join(map(_where, preference.sources))
+    return f"{category}={preference.value}" + (f" ({where})" if where else "")
 
 
 def _where(source: UsageSource) -> str:
@@ -388,7 +363,7 @@ def _lines(rules: UsageRules) -> tuple[Line, ...]:
             path, preference = split_value(kind, value)
             vocabulary = _BY_FIELD[FIELDS[kind]]
             source = _source(vocabulary, value, preference, ROBOTS_TXT, number, path)
-            pattern = normalize_rfc9309(path) if path else path
+            pattern = _patterns.normalize_rfc9309(path) if path else path
             lines.append(Line(pattern, firsts.setdefault(value, index), source))
         # Set once, whole (88: the pair and its int): a thread measuring
         # meanwhile sees the reserve.
@@ -410,7 +385,8 @@ def for_url(
     chosen = _query.select(rules, lines, parsed.all_agents, standard, token)
     if chosen is None:
         return UsagePreferences.unknown(REASON_NO_GROUP)
-    found = _query.longest(chosen, path_rfc9309(split_url(url)))
+    path = _patterns.path_rfc9309(_patterns.split_url(url))
+    found = _query.longest(chosen, path)
     if found is None:
         return UsagePreferences.unknown(REASON_TOO_COMPLEX)
     signals = _query.distinct([line for line in chosen if line.pattern is None])

@@ -21,8 +21,7 @@ from array import array
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
-from scrapy_robots_std.robotstxt.usage_vocab import MAX_MEMBERS
+from scrapy_robots_std.robotstxt.usage_vocab import AIPREF, MAX_MEMBERS, read_statement
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
@@ -172,11 +171,11 @@ _INLINE_VALUES = sys.version_info >= (3, 11)
 
 def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
     """The bytes ``roots`` keep, with everything they hold (``sys.getsizeof``),
-    each object once: tuples, lists, dicts, dataclass instances and objects with
-    ``__slots__`` are followed.  ``counted``: ids of objects counted elsewhere
-    (module constants), left out with what they hold.  Objects the interpreter
-    shares (None, small ints, the empty tuple, empty and one-character strings)
-    count nothing.  Run once per file read (a few hundred objects), never per query.
+    each object once: tuples and dataclass instances are followed (what a read
+    line holds).  ``counted``: ids of objects counted elsewhere (module
+    constants).  Objects the interpreter shares (None, small ints, the empty
+    tuple, empty and one-character strings) count nothing.  Run once per file
+    read (a few hundred objects), never per query.
     """
     seen = set(counted)
     stack = list(roots)
@@ -187,13 +186,10 @@ def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
             continue
         seen.add(id(item))
         total += sys.getsizeof(item)
-        if isinstance(item, (tuple, list)):
-            if type(item) is not tuple and isinstance(item, tuple):
+        if isinstance(item, tuple):
+            if type(item) is not tuple:
                 total += 8  # a named tuple is allocated with one more slot
             stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
         elif is_dataclass(item):
             names = [field.name for field in fields(item)]
             if _INLINE_VALUES:
@@ -201,11 +197,6 @@ def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
             else:
                 total += sys.getsizeof(item.__dict__)
             stack.extend(getattr(item, name) for name in names)
-        else:
-            for cls in type(item).__mro__:
-                slots = cls.__dict__.get("__slots__", ())
-                names = [slots] if isinstance(slots, str) else list(slots)
-                stack.extend(getattr(item, name, None) for name in names)
     return total
 
 
@@ -224,39 +215,29 @@ def _interned(item: object) -> bool:
     return False
 
 
-# The bound :func:`reserve` counts per line read (CPython 3.11, from above): the
-# line (a tuple of 3) and its source (a dataclass of 8) with the headers of its
-# pattern, value and path (bytes and str), its states (three pairs), the tuple of
-# its members and an error message.
-_LINE_BYTES = 1_000
+# What :func:`reserve` counts per line read (CPython 3.11, from above): the line (a
+# tuple of 3) and its source (a dataclass of 8) with the headers of its pattern,
+# value and path (bytes and str), its states (three pairs), the tuple of its members,
+# an error message, and its place in a selection.
+_LINE_BYTES = 1_008
 #: Each member of a statement kept (a pair of str and its place in the tuple).
 _MEMBER_BYTES = 170
 #: One token's selection (the dict of selections, the token, the tuple of lines).
 _SELECTION_BYTES = 600
 
 
-def reserve(kinds: Iterable[int], values: list[bytes]) -> int:
+def reserve(values: Iterable[bytes]) -> int:
     """A bound on what the first query keeps: every line read, and one token's
-    selection (queries for other tokens add their own).
-
-    Per line, its value's length counts once in the value as text and once in the
-    members; its path's length in the path as text and the pattern.  A value
-    outside ASCII counts 4 bytes an octet as text (a str with one character
-    beyond U+FFFF keeps every character in 4 bytes) and 3 in a pattern (``%XX``).
-    """
-    total = _SELECTION_BYTES
-    for kind, value in zip(kinds, values, strict=True):
-        path, preference = split_value(kind, value)
-        wide, octet = (1, 1) if value.isascii() else (4, 3)
-        members = min(MAX_MEMBERS, preference.count(b",") + 1)
-        total += (
-            _LINE_BYTES
-            + 8
-            + _MEMBER_BYTES * members
-            + (wide + 1) * len(value)
-            + (wide + octet) * len(path or b"")
-        )
-    return total
+    selection.  A value counts twice (as text and in its members) and its path
+    twice more (as text and as a pattern); outside ASCII, 4 bytes an octet as text
+    (a str with one character beyond U+FFFF keeps every one in 4 bytes) and 3 in a
+    pattern (``%XX``)."""
+    return _SELECTION_BYTES + sum(
+        _LINE_BYTES
+        + _MEMBER_BYTES * min(MAX_MEMBERS, value.count(b",") + 1)
+        + (4 if value.isascii() else 14) * len(value)
+        for value in values
+    )
 
 
 # -- the lines, from the parser ----------------------------------------------------
@@ -324,7 +305,7 @@ def collect(
     rules.groups = array("I", bounds)
     rules.codes = array("I", codes)
     rules.values = b"\n".join(values)
-    rules.reserve = reserve((code & 1 for code in codes), values)
+    rules.reserve = reserve(values)
     _check_values(rules, notes)
     return rules, notes
 
@@ -335,12 +316,7 @@ def _check_values(rules: UsageRules, notes: list[Note]) -> None:
     for number, kind, value in rules.lines():
         preference = split_value(kind, value)[1]
         if preference not in errors:
-            try:
-                parse_dictionary(preference)
-            except StructuredFieldError as exc:
-                errors[preference] = str(exc)
-            else:
-                errors[preference] = None
+            errors[preference] = read_statement(AIPREF, preference)[2]
         error = errors[preference]
         if error is not None:
             rules.invalid += 1
