@@ -3,30 +3,25 @@
 Only what usage preferences need: the Dictionary at the top level (section
 4.2.2), with every bare item type parsed far enough to tell a valid value from
 an invalid one, and parameters parsed and dropped.  Any deviation from the
-grammar fails the whole value, as RFC 9651 requires: a half-read dictionary
-must not be mistaken for a statement.
+grammar fails the whole value, as RFC 9651 requires: a half-read dictionary must
+not be mistaken for a statement.
 
-Written here rather than taken from a package: the parsers on PyPI serialize
-too, keep parameters, and cost a dependency for some 200 lines of grammar.
-Each step is one compiled regular expression matched at a position, so a long
-value costs a handful of C-level matches per member, and nothing backtracks
-(the character classes of neighbouring pieces never overlap).
+Kept here rather than taken from PyPI: ``http-sf`` is as strict, but it keeps no
+member's text as written (shown with every source), decodes byte sequences and
+turns dates into ``datetime`` (valid dates past its range fail), and would be
+a third dependency.  Each step is one compiled regular expression matched at a
+position, so a long value costs a handful of C-level matches per member, and
+nothing backtracks (the character classes of neighbouring pieces never overlap).
 """
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
-from typing import NamedTuple, Union
+from typing import TYPE_CHECKING, NamedTuple, Union
 
-__all__ = [
-    "Date",
-    "DisplayString",
-    "Member",
-    "StructuredFieldError",
-    "Token",
-    "parse_dictionary",
-]
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Token(str):
@@ -74,13 +69,36 @@ _KEY = re.compile(r"[a-z*][a-z0-9_.*-]*")
 _OWS = re.compile(r"[ \t]*")
 _SP = re.compile(r" *")
 _NUMBER = re.compile(r"-?([0-9]*)(?:\.([0-9]*))?")
-_TOKEN = re.compile(r"[A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*")
+_TOKEN = re.compile(r"([A-Za-z*][!#$%&'*+\-.^_`|~0-9A-Za-z:/]*)")
 # String content: unescaped characters and the two escapes, up to the quote.
 _STRING = re.compile(r'"((?:[ !#-\[\]-~]|\\["\\])*)"')
 _BYTES = re.compile(r":([A-Za-z0-9+/=]*):")
+_BOOLEAN = re.compile(r"\?([01])")
 _DISPLAY = re.compile(r'%"((?:[ !#$&-~]|%[0-9a-f]{2})*)"')
 _PERCENT = re.compile(r"%([0-9a-f]{2})")
-_BOOLEAN = {"?0": False, "?1": True}
+
+
+def _display(raw: str) -> DisplayString:
+    octets = _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), raw)
+    return DisplayString(octets.encode("latin-1").decode("utf-8"))
+
+
+# An item's first character (``a`` for a token's letter) -> its pattern, what
+# its group 1 reads as, and the error when the pattern does not match.
+_ITEMS: dict[str, tuple[re.Pattern[str], Callable[[str], BareItem], str]] = {
+    "a": (_TOKEN, Token, ""),
+    '"': (
+        _STRING,
+        lambda raw: re.sub(r"\\(.)", r"\1", raw),
+        "invalid or unterminated string",
+    ),
+    # Only the alphabet is checked: RFC 9651 4.2.7 asks parsers not to insist on
+    # padding, and the bytes themselves are never used.
+    ":": (_BYTES, lambda raw: raw.encode("ascii"), "invalid byte sequence"),
+    "?": (_BOOLEAN, lambda raw: raw == "1", "invalid boolean"),
+    "%": (_DISPLAY, _display, "invalid or unterminated display string"),
+}
+_NO_ITEM = (re.compile("(?!)"), str, "expected an item")
 
 
 def parse_dictionary(data: bytes) -> dict[str, Member]:
@@ -92,13 +110,9 @@ def parse_dictionary(data: bytes) -> dict[str, Member]:
     including bytes outside ASCII, upper-case keys and a trailing comma.
     """
     if not data.isascii():
-        raise StructuredFieldError("not ASCII", _first_non_ascii(data))
-    text = data.decode("ascii")
-    return _Reader(text).dictionary()
-
-
-def _first_non_ascii(data: bytes) -> int:
-    return next(index for index, octet in enumerate(data) if octet > 0x7F)
+        position = next(index for index, octet in enumerate(data) if octet > 0x7F)
+        raise StructuredFieldError("not ASCII", position)
+    return _Reader(data.decode("ascii")).dictionary()
 
 
 class _Reader:
@@ -106,7 +120,13 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.pos = _SP.match(text).end()  # type: ignore[union-attr]
+        self.pos = 0
+        self.skip(_SP)
+
+    def skip(self, spaces: re.Pattern[str]) -> int:
+        """Move past what ``spaces`` matches (maybe nothing); the new position."""
+        self.pos = spaces.match(self.text, self.pos).end()  # type: ignore[union-attr]
+        return self.pos
 
     def fail(self, message: str) -> StructuredFieldError:
         return StructuredFieldError(message, self.pos)
@@ -128,13 +148,12 @@ class _Reader:
                 self.parameters()
                 member = Member(True, "")
             found[key] = member  # a duplicate overwrites, in the first one's place
-            self.pos = _OWS.match(text, self.pos).end()  # type: ignore[union-attr]
-            if self.pos >= end:
+            if self.skip(_OWS) >= end:
                 break
             if text[self.pos] != ",":
                 raise self.fail("expected ',' between members")
-            self.pos = _OWS.match(text, self.pos + 1).end()  # type: ignore[union-attr]
-            if self.pos >= end:
+            self.pos += 1
+            if self.skip(_OWS) >= end:
                 raise self.fail("trailing ','")
         return found
 
@@ -150,8 +169,7 @@ class _Reader:
         self.pos += 1  # "("
         items: list[BareItem] = []
         while True:
-            self.pos = _SP.match(text, self.pos).end()  # type: ignore[union-attr]
-            if self.pos >= len(text):
+            if self.skip(_SP) >= len(text):
                 raise self.fail("unterminated inner list")
             if text[self.pos] == ")":
                 self.pos += 1
@@ -170,47 +188,35 @@ class _Reader:
         # Parsed for validity only: usage preferences ignore parameters.
         text = self.text
         while text.startswith(";", self.pos):
-            self.pos = _SP.match(text, self.pos + 1).end()  # type: ignore[union-attr]
+            self.pos += 1
+            self.skip(_SP)
             self.key()
             if text.startswith("=", self.pos):
                 self.pos += 1
                 self.bare_item()
 
     def bare_item(self) -> BareItem:
-        text = self.text
-        first = text[self.pos : self.pos + 1]
+        first = self.text[self.pos : self.pos + 1]
         if first == "-" or first.isdigit():
             return self.number()
-        if first == '"':
-            return self.string()
-        if first == "*" or (first.isascii() and first.isalpha()):
-            match = _TOKEN.match(text, self.pos)
-            assert match is not None
-            self.pos = match.end()
-            return Token(match.group())
-        if first == ":":
-            match = _BYTES.match(text, self.pos)
-            if match is None:
-                raise self.fail("invalid byte sequence")
-            self.pos = match.end()
-            # Only the alphabet is checked: RFC 9651 4.2.7 asks parsers not to
-            # insist on padding, and the bytes themselves are never used.
-            return match.group(1).encode("ascii")
-        if first == "?":
-            boolean = _BOOLEAN.get(text[self.pos : self.pos + 2])
-            if boolean is None:
-                raise self.fail("invalid boolean")
-            self.pos += 2
-            return boolean
         if first == "@":
             self.pos += 1
             seconds = self.number()
             if not isinstance(seconds, int):
                 raise self.fail("a date must be an integer")
             return Date(seconds)
-        if first == "%":
-            return self.display_string()
-        raise self.fail("expected an item")
+        if first == "*" or (first.isascii() and first.isalpha()):
+            first = "a"  # a token
+        pattern, read, error = _ITEMS.get(first, _NO_ITEM)
+        match = pattern.match(self.text, self.pos)
+        if match is None:
+            raise self.fail(error)
+        try:
+            value = read(match.group(1))
+        except UnicodeDecodeError:
+            raise self.fail("display string is not UTF-8") from None
+        self.pos = match.end()
+        return value
 
     def number(self) -> int | Decimal:
         match = _NUMBER.match(self.text, self.pos)
@@ -227,22 +233,3 @@ class _Reader:
             raise self.fail("decimal needs 1-12 digits, '.', then 1-3 digits")
         self.pos = match.end()
         return Decimal(match.group())
-
-    def string(self) -> str:
-        match = _STRING.match(self.text, self.pos)
-        if match is None:
-            raise self.fail("invalid or unterminated string")
-        self.pos = match.end()
-        return re.sub(r"\\(.)", r"\1", match.group(1))
-
-    def display_string(self) -> DisplayString:
-        match = _DISPLAY.match(self.text, self.pos)
-        if match is None:
-            raise self.fail("invalid or unterminated display string")
-        raw = _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), match.group(1))
-        try:
-            value = raw.encode("latin-1").decode("utf-8")
-        except UnicodeDecodeError:
-            raise self.fail("display string is not UTF-8") from None
-        self.pos = match.end()
-        return DisplayString(value)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots_std.robotstxt import matcher as _matcher
+from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import usage_query as _query
-from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line
+from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line, deep_size, split_value
 from scrapy_robots_std.robotstxt.usage_vocab import (
     AIPREF,
     ALLOW,
@@ -37,14 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from scrapy_robots_std.robotstxt.parser import Parsed
-
-__all__ = [
-    "PurposeDecision",
-    "UsagePreference",
-    "UsagePreferences",
-    "UsageSource",
-    "UsageSummary",
-]
+    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
 
 #: Most characters of a statement's value that its text (a drop line) shows.
 _SHOWN_VALUE: Final = 200
@@ -55,8 +48,8 @@ REASON_NO_GROUP = "no-group"  # no group applies to the token
 REASON_DISALLOWED = "disallowed"  # a URL that may not be crawled carries none
 REASON_NO_ROBOTS_TXT = "no-robots-txt"  # no usable robots.txt (4xx, 5xx, exempt)
 #: The file's Content-Usage paths take more work for this URL than one check may
-#: (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`, the access
-#: rules' budget): every category unknown.  Only hostile files get here.
+#: (``patterns.work_budget``, the access rules' budget): every category unknown.
+#: Only hostile files get here.
 REASON_TOO_COMPLEX = "too-complex"
 
 ROBOTS_TXT = "robots.txt"
@@ -64,22 +57,11 @@ HEADER = "header"
 
 _BY_FIELD = {vocabulary.field: vocabulary for vocabulary in VOCABULARIES}
 _BY_NAME = {vocabulary.name: vocabulary for vocabulary in VOCABULARIES}
-#: The constants every source and table refers to: counted nowhere (they are
-#: the module's) when what a query keeps is measured.
+#: The constants every source refers to: counted nowhere (they are the module's)
+#: when what a query keeps is measured.
 _SHARED: Final = frozenset(
-    map(
-        id,
-        (
-            ROBOTS_TXT,
-            HEADER,
-            ALLOW,
-            DISALLOW,
-            UNKNOWN,
-            *(vocabulary.field for vocabulary in VOCABULARIES),
-            *(name for vocabulary in VOCABULARIES for name in vocabulary.categories),
-        ),
-    )
-)
+    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN, *_BY_FIELD))
+).union(id(name) for vocabulary in VOCABULARIES for name in vocabulary.categories)
 
 
 @dataclass(frozen=True)
@@ -102,11 +84,10 @@ class UsageSource:
     error: str | None = None
 
     def __str__(self) -> str:
-        where = f"line {self.line}" if self.line is not None else self.origin
         value = self.value
         if len(value) > _SHOWN_VALUE:  # a header may be kilobytes long
             value = f"{value[: _SHOWN_VALUE - 3]}..."
-        return f'{where} "{self.field}: {value}"'
+        return f'{_where(self)} "{self.field}: {value}"'
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -182,9 +163,8 @@ class UsagePreferences:
     def combine(cls, reason: str, sources: Iterable[UsageSource]) -> UsagePreferences:
         """Per category the most restrictive value of ``sources`` (vocab-07 5.1)."""
         sources = tuple(sources)
-        aipref = _table(AIPREF, [s for s in sources if s.field == AIPREF.field])
-        signal = [s for s in sources if s.field == CONTENT_SIGNAL.field]
-        return cls(reason, sources, aipref, _table(CONTENT_SIGNAL, signal))
+        aipref = _folded(AIPREF, sources)
+        return cls(reason, sources, aipref, _folded(CONTENT_SIGNAL, sources))
 
     @classmethod
     def unknown(cls, reason: str = REASON_NO_ROBOTS_TXT) -> UsagePreferences:
@@ -210,17 +190,16 @@ class UsagePreferences:
                 (AIPREF.field, content_usage),
                 (CONTENT_SIGNAL.field, content_signal),
             )
-            if (source := header_source(field_name, lines)) is not None
+            if (source := _header_source(field_name, lines)) is not None
         ]
         if not added:
             return self
-        aipref, signal = self.aipref, self.content_signal
-        for source in added:
-            if source.field == AIPREF.field:
-                aipref = _fold(aipref, source)
-            else:
-                signal = _fold(signal, source)
-        return UsagePreferences(self.reason, (*self.sources, *added), aipref, signal)
+        return UsagePreferences(
+            self.reason,
+            (*self.sources, *added),
+            _folded(AIPREF, added, self.aipref),
+            _folded(CONTENT_SIGNAL, added, self.content_signal),
+        )
 
     def table(self, vocabulary: str) -> Mapping[str, UsagePreference]:
         """The categories of a vocabulary by its name (``aipref``, ``content-signal``)."""
@@ -239,10 +218,10 @@ class UsagePreferences:
             for name, category in PURPOSES[check_purpose(purpose)]
         ]
         value = most_restrictive(p.value for _, _, p in said)
-        by_vocabulary: dict[str, set[str]] = {}
-        for name, _, preference in said:
-            by_vocabulary.setdefault(name, set()).add(preference.value)
-        stated = [most_restrictive(values) for values in by_vocabulary.values()]
+        stated = {
+            most_restrictive(p.value for n, _, p in said if n == name)
+            for name, _, _ in said
+        }
         conflict = ALLOW in stated and DISALLOW in stated
         sources = tuple(
             dict.fromkeys(s for _, _, p in said if p.value == value for s in p.sources)
@@ -267,17 +246,9 @@ class UsagePreferences:
             ]
         lines = []
         for vocabulary in VOCABULARIES:
-            table = self.table(vocabulary.name)
-            values = ", ".join(
-                f"{category}={preference.value}"
-                + (
-                    " (" + ", ".join(map(_where, preference.sources)) + ")"
-                    if preference.sources
-                    else ""
-                )
-                for category, preference in table.items()
-            )
-            lines.append(f"usage ({vocabulary.field}): {values}")
+            table = self.table(vocabulary.name).items()
+            said = ", ".join(_said(category, value) for category, value in table)
+            lines.append(f"usage ({vocabulary.field}): {said}")
         if self.reason == REASON_TOO_COMPLEX:
             lines.append(
                 "  unknown: the file's Content-Usage paths take more work than one"
@@ -286,39 +257,41 @@ class UsagePreferences:
         elif not self.sources:
             lines.append(f"  no statement ({self.reason})")
         for source in self.sources:
-            note = (
-                f" (invalid: {source.error}; every category unknown)"
-                if source.error
-                else ""
-            )
+            error = source.error
+            note = f" (invalid: {error}; every category unknown)" if error else ""
             lines.append(f"  {source}{note}")
         return lines
 
 
-def _table(
-    vocabulary: Vocabulary, sources: Iterable[UsageSource]
-) -> dict[str, UsagePreference]:
-    table = {category: UsagePreference() for category in vocabulary.categories}
+def _folded(
+    vocabulary: Vocabulary,
+    sources: Iterable[UsageSource],
+    table: Mapping[str, UsagePreference] | None = None,
+) -> Mapping[str, UsagePreference]:
+    """``table`` (every category unknown when None) with the statements of
+    ``sources`` in ``vocabulary`` folded in: per category the most restrictive
+    value stays (vocab-07 5.1), with the sources that gave it."""
+    if table is None:
+        table = {category: UsagePreference() for category in vocabulary.categories}
     for source in sources:
-        table = _fold(table, source)
+        if source.field != vocabulary.field:
+            continue
+        states = dict(source.states)
+        folded = {}
+        for category, old in table.items():
+            said = states.get(category, UNKNOWN)
+            value = most_restrictive((old.value, said))
+            given = old.sources if old.value == value else ()
+            if said == value != UNKNOWN:
+                given = (*given, source)
+            folded[category] = UsagePreference(value, given)
+        table = folded
     return table
 
 
-def _fold(
-    table: Mapping[str, UsagePreference], source: UsageSource
-) -> dict[str, UsagePreference]:
-    """``table`` with one more statement: the most restrictive value stays, and
-    the sources that gave it."""
-    states = dict(source.states)
-    folded = {}
-    for category, old in table.items():
-        said = states.get(category, UNKNOWN)
-        value = most_restrictive((old.value, said))
-        given = old.sources if old.value == value else ()
-        if said == value != UNKNOWN:
-            given = (*given, source)
-        folded[category] = UsagePreference(value, given)
-    return folded
+def _said(category: str, preference: UsagePreference) -> str:
+    where = ", ".join(map(_where, preference.sources))
+    return f"{category}={preference.value}" + (f" ({where})" if where else "")
 
 
 def _where(source: UsageSource) -> str:
@@ -346,7 +319,7 @@ def summary(parsed: Parsed) -> UsageSummary:
     return UsageSummary(rules.count(0), rules.count(1), rules.invalid, rules.outside)
 
 
-def header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource | None:
+def _header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource | None:
     """One header's field lines as one statement; None when there are none."""
     values = [
         line.encode("latin-1", "replace") if isinstance(line, str) else bytes(line)
@@ -356,51 +329,47 @@ def header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource 
     joined = b", ".join(value for value in values if value)
     if not joined:
         return None
-    return _source(_BY_FIELD[field_name], joined, origin=HEADER)
+    return _source(_BY_FIELD[field_name], joined, joined, HEADER)
 
 
 def _source(
     vocabulary: Vocabulary,
     value: bytes,
-    *,
+    preference: bytes,
     origin: str,
     line: int | None = None,
     path: bytes | None = None,
-    preference: bytes | None = None,
 ) -> UsageSource:
-    statement = read_statement(vocabulary, value if preference is None else preference)
+    states, members, error = read_statement(vocabulary, preference)
     return UsageSource(
-        origin=origin,
-        field=vocabulary.field,
-        value=value.decode("utf-8", "replace"),
-        line=line,
-        path=None if path is None else path.decode("utf-8", "replace"),
-        states=statement.values,
-        members=statement.members,
-        error=statement.error,
+        origin,
+        vocabulary.field,
+        value.decode("utf-8", "replace"),
+        line,
+        None if path is None else path.decode("utf-8", "replace"),
+        states,
+        members,
+        error,
     )
 
 
-def _new_line_source(
-    number: int, kind: int, value: bytes, path: bytes | None, preference: bytes
-) -> UsageSource:
-    vocabulary = _BY_FIELD[FIELDS[kind]]
-    return _source(
-        vocabulary,
-        value,
-        origin=ROBOTS_TXT,
-        line=number,
-        path=path,
-        preference=preference,
-    )
-
-
-def _signal_part(
-    lines: tuple[Line, ...],
-) -> tuple[tuple[UsageSource, ...], dict[str, UsagePreference]]:
-    """A selection's Content-Signal sources and their table (made once)."""
-    signals = tuple(line.source for line in lines)
-    return signals, _table(CONTENT_SIGNAL, signals)
+def _lines(rules: UsageRules) -> tuple[Line, ...]:
+    """Every usage line of the file, read on the first query and measured."""
+    read = rules.read
+    if read is None:
+        firsts: dict[bytes, int] = {}
+        lines = []
+        for index, (number, kind, value) in enumerate(rules.lines()):
+            path, preference = split_value(kind, value)
+            vocabulary = _BY_FIELD[FIELDS[kind]]
+            source = _source(vocabulary, value, preference, ROBOTS_TXT, number, path)
+            pattern = _patterns.normalize_rfc9309(path) if path else path
+            lines.append(Line(pattern, firsts.setdefault(value, index), source))
+        # Set once, whole (88: the pair and its int): a thread measuring
+        # meanwhile sees the reserve.
+        found = tuple(lines)
+        read = rules.read = (found, 88 + deep_size([found], _SHARED))
+    return read[0]
 
 
 def for_url(
@@ -412,18 +381,16 @@ def for_url(
     rules = parsed.usage
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    lines = rules.lines(_new_line_source, _SHARED)
-    compiled = _query.select(
-        rules, lines, parsed.all_agents, standard, token, _signal_part, _SHARED
-    )
-    if compiled is None:
+    lines = _lines(rules)
+    chosen = _query.select(rules, lines, parsed.all_agents, standard, token)
+    if chosen is None:
         return UsagePreferences.unknown(REASON_NO_GROUP)
-    path = _matcher.path_rfc9309(_matcher.split_url(url))
-    found = compiled.longest(path)
+    path = _patterns.path_rfc9309(_patterns.split_url(url))
+    found = _query.longest(chosen, path)
     if found is None:
         return UsagePreferences.unknown(REASON_TOO_COMPLEX)
-    signals, signal_table = compiled.signal_part
-    usage = tuple(line.source for line in found)
-    sources = (*usage, *signals)
-    reason = REASON_RULES if sources else REASON_NO_STATEMENT
-    return UsagePreferences(reason, sources, _table(AIPREF, usage), signal_table)
+    signals = _query.distinct([line for line in chosen if line.pattern is None])
+    sources = tuple(line.source for line in (*found, *signals))
+    return UsagePreferences.combine(
+        REASON_RULES if sources else REASON_NO_STATEMENT, sources
+    )

@@ -1,18 +1,17 @@
 """``Content-Usage`` and ``Content-Signal`` lines of a robots.txt, kept compactly.
 
-The parser hands over the lines that shape groups (user-agent, rules, blank
-lines in 1994 mode) only when a body holds a usage line; most bodies hold none
-and pay nothing.  What is kept is three arrays and one bytes object; patterns
-are normalised and values read only when a query asks (see ``usage.py``), all
-lines at once, and what that keeps is measured then.  Before it,
+The parser hands over the lines that shape groups (user-agent, rules, blank lines in
+1994 mode) only when a body holds a usage line; most bodies hold none and pay
+nothing.  What is kept is two arrays and one bytes object.  The first query reads
+every line at once (``usage.py``) and measures what that keeps; before it,
 :meth:`UsageRules.size` counts a bound worked out from the lines' lengths.
 
-Grouping.  attach-05 makes both lines group rules, so a user-agent line after
-one starts a new group.  Google's reference parser (whose groups decide access
-here) treats them as unknown lines that never end a group, and access must not
-change when usage lines are added.  So access keeps its groups and usage gets
-its own partition of the same user-agent lines, with usage lines as rules.
-The two differ only where a user-agent line directly follows a usage line.
+Grouping.  attach-05 section 3 makes both lines group rules, so a user-agent line
+after one starts a new group.  Google's reference parser (whose groups decide access
+here, RFC 9309 2.2.1) reads them as unknown lines that never end a group, and access
+must not change when usage lines are added.  So access keeps its groups and usage
+gets its own partition of the same user-agent lines, with usage lines as rules.  The
+two differ only where a user-agent line directly follows a usage line.
 """
 
 from __future__ import annotations
@@ -20,13 +19,14 @@ from __future__ import annotations
 import sys
 from array import array
 from dataclasses import fields, is_dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
-from scrapy_robots_std.robotstxt.usage_vocab import MAX_MEMBERS
+from scrapy_robots_std.robotstxt.usage_vocab import AIPREF, MAX_MEMBERS, read_statement
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterable
+    from collections.abc import Collection, Iterable, Iterator
+
+    from scrapy_robots_std.robotstxt.usage import UsageSource
 
 # Roles of the lines handed over; the two usage kinds are also the stored kind bit.
 CONTENT_USAGE = 0
@@ -39,8 +39,7 @@ FIELDS = ("Content-Usage", "Content-Signal")
 
 #: More usage lines than this in one file, and every usage preference of the file is
 #: unknown: real files hold a handful, and each line read for a query keeps about
-#: 1 KiB and its value's length a few times (its pattern, its statement parsed, its
-#: source), so a hostile file stays within bounds.
+#: 1 KiB and its value's length a few times, so a hostile file stays within bounds.
 MAX_USAGE_LINES = 64
 
 _1994_ROLES = {
@@ -65,54 +64,47 @@ class Note(NamedTuple):
 
 
 class Line(NamedTuple):
-    """One usage line, ready for a query."""
+    """One usage line, read for queries."""
 
-    number: int
-    kind: int
-    pattern: bytes  # the path normalised as rfc9309 patterns are (b"" for none)
-    #: a pattern with ``*`` or a final ``$``: its longest literal piece, which every
-    #: path it matches holds (a cheap test first); b"" for the others
-    needle: bytes
-    #: the index of the first line whose value is the same bytes: a repeated value
-    #: adds nothing to a most-restrictive combination
+    #: the path normalised as RFC 9309 patterns are; b"" for a Content-Usage line
+    #: without one, None for Content-Signal
+    pattern: bytes | None
+    #: the index of the first line with the same value: a repeated value adds
+    #: nothing to a most-restrictive combination
     first: int
-    #: what the line states (``usage.UsageSource``: its value and path as written)
-    source: Any
+    source: UsageSource
 
 
 def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
     """attach-05 3.2: a Content-Usage value that starts with ``/`` has a path up
-    to the first SP or HTAB; the rest is the preference."""
+    to the first SP or HTAB; the rest is the preference.  The path is None for
+    Content-Signal, b"" for a Content-Usage line without one."""
     if kind != CONTENT_USAGE:
         return None, value
     if value[:1] != b"/":
         return b"", value
-    end = len(value)
-    for separator in (b" ", b"\t"):
-        found = value.find(separator)
-        if 0 <= found < end:
-            end = found
-    return value[:end], value[end:].lstrip(b" \t")
+    path = value.split(b" ", 1)[0].split(b"\t", 1)[0]
+    return path, value[len(path) :].lstrip(b" \t")
 
 
 class UsageRules:
     """A body's usage lines and the usage groups that hold them.
 
     ``codes[i]`` is line ``i``'s number << 1 | its kind; its value is the
-    ``i``-th item of ``values.split(b"\\n")``.  ``groups`` holds three numbers
-    per group (first agent, the agent after its last, its first usage line)
-    and then the number of lines; agents index :attr:`Parsed.agents`, which
-    lists every user-agent line in file order in both standards.  rfc9309
-    keeps only the groups that hold usage lines; 1994 keeps every record with
-    a rule, because the first record naming the robot wins even without any.
+    ``i``-th item of ``values.split(b"\\n")``.  ``groups`` holds three numbers per
+    kept group: its first agent, the agent after its last (indexes into
+    ``Parsed.all_agents()``, every user-agent line in file order) and the usage
+    line after its last.  rfc9309 keeps the groups that hold usage lines; 1994
+    every record with a rule, since the first record naming the robot wins even
+    without any.
     """
 
     __slots__ = (
-        "_read",
         "codes",
         "groups",
         "invalid",
         "outside",
+        "read",
         "reserve",
         "selections",
         "values",
@@ -124,128 +116,66 @@ class UsageRules:
         self.values = b""
         self.outside = 0
         self.invalid = 0
-        #: what the first query will keep, counted from above (:func:`reserve`)
+        #: a bound on what the first query keeps (:func:`reserve`)
         self.reserve = 0
         #: every line read (the first query does it) and the bytes that keeps
-        self._read: tuple[tuple[Line, ...], int] | None = None
-        #: token -> its compiled usage lines (usage_query.Compiled; tokens that
-        #: choose the same groups share one), filled by queries and bounded there
-        self.selections: dict[str, Any] = {}
+        self.read: tuple[tuple[Line, ...], int] | None = None
+        #: token -> the lines of its groups (tokens that choose the same lines
+        #: share one tuple), or None when no group applies; filled by queries
+        self.selections: dict[str, tuple[Line, ...] | None] = {}
 
-    @property
-    def group_count(self) -> int:
-        return len(self.groups) // 3
+    def lines(self) -> Iterator[tuple[int, int, bytes]]:
+        """Each line's number, kind and value, in file order."""
+        values = self.values.split(b"\n") if self.codes else []
+        for code, value in zip(self.codes, values, strict=True):
+            yield code >> 1, code & 1, value
 
-    def agent_range(self, group: int) -> tuple[int, int]:
-        return self.groups[3 * group], self.groups[3 * group + 1]
-
-    def line_range(self, group: int) -> range:
-        # A group's lines start where the previous kept group's end: a group
-        # that is not kept holds none.
-        start = self.groups[3 * group - 1] if group else 0
-        return range(start, self.groups[3 * group + 2])
-
-    @property
-    def read(self) -> bool:
-        """Whether a query has read the lines."""
-        return self._read is not None
+    def count(self, kind: int) -> int:
+        return sum(1 for code in self.codes if code & 1 == kind)
 
     def size(self) -> int:
         """Bytes kept, and what queries keep (an estimate from above)."""
-        return self.tables_size() + self.query_size()
-
-    def tables_size(self) -> int:
-        """Bytes kept from parsing on: the lines as three arrays and one bytes."""
         tables = (self.codes, self.groups, self.values)
-        return 240 + sum(map(sys.getsizeof, tables))
+        return 240 + sum(map(sys.getsizeof, tables)) + self.query_size()
 
     def query_size(self) -> int:
-        """What queries keep: the lines read and each token's compiled lines, as
-        measured when each was built; before the first query, :attr:`reserve`,
-        a bound on what it will keep."""
-        read = self._read
+        """What queries keep: the lines read, as measured then, and each token's
+        selection; before the first query, :attr:`reserve`."""
+        read = self.read
         if read is None:
             size = self.reserve
         else:
             selections = self.selections  # a query may replace it meanwhile
             chosen = tuple(selections.items())
-            compiled = {id(found): found for _, found in chosen if found is not None}
+            kept = {id(lines): lines for _, lines in chosen if lines is not None}
             size = (
                 read[1]
                 + sys.getsizeof(selections)
                 + sum(sys.getsizeof(token) for token, _ in chosen)
-                + sum(int(found.size) for found in compiled.values())
+                + sum(map(sys.getsizeof, kept.values()))
             )
         # What a measure cannot see: objects a query leaves in the interpreter's
         # free lists, attribute arrays whose layout changes between versions.
         return size + size // 64 + 128
 
-    def count(self, kind: int) -> int:
-        return sum(1 for code in self.codes if code & 1 == kind)
-
-    def lines(
-        self,
-        source_of: Callable[[int, int, bytes, bytes | None, bytes], Any],
-        shared: Collection[int] = (),
-    ) -> tuple[Line, ...]:
-        """Every usage line, split, normalised and read on the first query.
-
-        ``source_of(number, kind, value, path, preference)`` makes a line's
-        ``UsageSource`` (``path``: None for Content-Signal, b"" for a
-        Content-Usage line without one); ``shared``: the ids of the constants
-        sources refer to (not counted, see :func:`deep_size`).
-        """
-        read = self._read
-        if read is None:
-            lines = self._split(source_of)
-            # The pair below and its int, then the lines with all they hold.
-            size = 88 + deep_size([lines], shared)
-            # Set once, whole: a thread measuring meanwhile sees the reserve.
-            read = self._read = (lines, size)
-        return read[0]
-
-    def _split(
-        self, source_of: Callable[[int, int, bytes, bytes | None, bytes], Any]
-    ) -> tuple[Line, ...]:
-        # Imported here: the matcher is only needed once a query comes.
-        from scrapy_robots_std.robotstxt.matcher import normalize_rfc9309
-
-        found: list[Line] = []
-        firsts: dict[bytes, int] = {}
-        values = self.values.split(b"\n") if self.codes else []
-        for index, (code, value) in enumerate(zip(self.codes, values, strict=True)):
-            kind, number = code & 1, code >> 1
-            path, preference = split_value(kind, value)
-            pattern = normalize_rfc9309(path) if path else b""
-            needle = b""
-            if pattern.find(b"*") >= 0 or pattern[-1:] == b"$":
-                pieces = (pattern[:-1] if pattern[-1:] == b"$" else pattern).split(b"*")
-                needle = max(pieces, key=len)
-            source = source_of(number, kind, value, path, preference)
-            first = firsts.setdefault(value, index)
-            found.append(Line(number, kind, pattern, needle, first, source))
-        return tuple(found)
-
 
 # -- bytes kept ----------------------------------------------------------------------
 
 #: Beside ``sys.getsizeof``, what an instance of a dataclass keeps for its
-#: attributes: from CPython 3.11 on, their values in an array of its own (this
-#: much and a pointer per field, from above; reading ``__dict__`` would make a
-#: dict); before, its ``__dict__``.
+#: attributes: from CPython 3.11 on, their values in an array of its own (this much
+#: and a pointer per field, from above; reading ``__dict__`` would make a dict);
+#: before, its ``__dict__``.
 _INSTANCE_VALUES = 32
 _INLINE_VALUES = sys.version_info >= (3, 11)
 
 
 def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
     """The bytes ``roots`` keep, with everything they hold (``sys.getsizeof``),
-    each object once: tuples, lists, dicts, dataclass instances and objects
-    with ``__slots__`` are followed.  ``counted``: ids of objects counted
-    elsewhere (module constants, say), left out with what they hold.  Objects
-    the interpreter shares (None, small ints, the empty tuple, empty and
-    one-character strings) count nothing.
-
-    Run once per table built (a few hundred objects at most), never per query.
+    each object once: tuples and dataclass instances are followed (what a read
+    line holds).  ``counted``: ids of objects counted elsewhere (module
+    constants).  Objects the interpreter shares (None, small ints, the empty
+    tuple, empty and one-character strings) count nothing.  Run once per file
+    read (a few hundred objects), never per query.
     """
     seen = set(counted)
     stack = list(roots)
@@ -256,13 +186,10 @@ def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
             continue
         seen.add(id(item))
         total += sys.getsizeof(item)
-        if isinstance(item, (tuple, list, set, frozenset)):
-            if type(item) is not tuple and isinstance(item, tuple):
+        if isinstance(item, tuple):
+            if type(item) is not tuple:
                 total += 8  # a named tuple is allocated with one more slot
             stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item)
-            stack.extend(item.values())
         elif is_dataclass(item):
             names = [field.name for field in fields(item)]
             if _INLINE_VALUES:
@@ -270,11 +197,6 @@ def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
             else:
                 total += sys.getsizeof(item.__dict__)
             stack.extend(getattr(item, name) for name in names)
-        else:
-            for cls in type(item).__mro__:
-                slots = cls.__dict__.get("__slots__", ())
-                names = [slots] if isinstance(slots, str) else list(slots)
-                stack.extend(getattr(item, name, None) for name in names)
     return total
 
 
@@ -293,43 +215,32 @@ def _interned(item: object) -> bool:
     return False
 
 
-# The bound :func:`reserve` counts per line read (CPython 3.11, from above):
-# the line (a tuple of 6, its number) and its source (a dataclass of 8) with
-# the headers of its pattern, needle, value and path (bytes and str), its
-# states (three pairs), the tuple of its members and an error message.
-_LINE_BYTES = 1_000
+# What :func:`reserve` counts per line read (CPython 3.11, from above): the line (a
+# tuple of 3) and its source (a dataclass of 8) with the headers of its pattern,
+# value and path (bytes and str), its states (three pairs), the tuple of its members,
+# an error message, and its place in a selection.
+_LINE_BYTES = 1_008
 #: Each member of a statement kept (a pair of str and its place in the tuple).
 _MEMBER_BYTES = 170
-#: One token's compiled lines (``usage_query.Compiled``, its signal table),
-#: and each line in it.
-_COMPILED_BYTES = 2_500
-_COMPILED_LINE_BYTES = 200
+#: One token's selection (the dict of selections, the token, the tuple of lines).
+_SELECTION_BYTES = 600
 
 
-def reserve(kinds: Iterable[int], values: list[bytes]) -> int:
+def reserve(values: Iterable[bytes]) -> int:
     """A bound on what the first query keeps: every line read, and one token's
-    compiled lines (queries for other tokens add their own compiled lines).
+    selection.  A value counts twice (as text and in its members) and its path
+    twice more (as text and as a pattern); outside ASCII, 4 bytes an octet as text
+    (a str with one character beyond U+FFFF keeps every one in 4 bytes) and 3 in a
+    pattern (``%XX``)."""
+    return _SELECTION_BYTES + sum(
+        _LINE_BYTES
+        + _MEMBER_BYTES * min(MAX_MEMBERS, value.count(b",") + 1)
+        + (4 if value.isascii() else 14) * len(value)
+        for value in values
+    )
 
-    Per line, its value's length counts once in the value as text and once in
-    the members; its path's length in the path as text, the pattern and the
-    needle.  A value outside ASCII counts 4 bytes an octet as text (a str with
-    one character beyond U+FFFF keeps every character in 4 bytes) and 3 in a
-    pattern (``%XX``).
-    """
-    total = _COMPILED_BYTES
-    for kind, value in zip(kinds, values, strict=True):
-        path, preference = split_value(kind, value)
-        wide = 1 if value.isascii() else 4
-        octet = 1 if value.isascii() else 3
-        members = min(MAX_MEMBERS, preference.count(b",") + 1)
-        total += (
-            _LINE_BYTES
-            + _COMPILED_LINE_BYTES
-            + _MEMBER_BYTES * members
-            + (wide + 1) * len(value)
-            + (wide + 2 * octet) * len(path or b"")
-        )
-    return total
+
+# -- the lines, from the parser ----------------------------------------------------
 
 
 def entries_1994(lines: list[bytes]) -> list[Entry]:
@@ -350,25 +261,24 @@ def entries_1994(lines: list[bytes]) -> list[Entry]:
 def collect(
     entries: Iterable[Entry], *, every_record: bool
 ) -> tuple[UsageRules, list[Note]]:
-    """The usage table of a body from its group-shaping lines, in file order,
-    and the notes to report (lines outside any group, invalid values)."""
+    """The usage table of a body from its group-shaping lines, in file order, and
+    the notes to report (lines outside any group, invalid values)."""
     rules = UsageRules()
     notes: list[Note] = []
-    values: list[bytes] = []
     codes: list[int] = []
+    values: list[bytes] = []
     # Each group: [first agent, agent after last, has a rule, first usage line].
     groups: list[list[int]] = []
     group: list[int] | None = None
-    agents = 0
     for line, role, value in entries:
         if role == BLANK:
             group = None
         elif role == AGENT:
+            agents = groups[-1][1] if groups else 0
             if group is None or group[2]:
                 group = [agents, agents, 0, len(codes)]
                 groups.append(group)
-            agents += 1
-            group[1] = agents
+            group[1] = agents + 1
         elif group is None:
             if role <= CONTENT_SIGNAL:
                 notes.append(Note(line, True, FIELDS[role]))
@@ -378,27 +288,24 @@ def collect(
                 codes.append(line << 1 | role)
                 values.append(value)
     rules.outside = len(notes)
-    bounds: list[int] = []
-    ends = [g[3] for g in groups[1:]] + [len(codes)] if groups else []
-    for (first, last, has_rule, start), end in zip(groups, ends, strict=True):
-        if has_rule if every_record else end > start:
-            bounds += (first, last, end)
     if len(codes) > MAX_USAGE_LINES:
         # Kept as counts only: every preference of the file is unknown.
         rules.invalid = len(codes)
-        notes.append(
-            Note(
-                codes[MAX_USAGE_LINES] >> 1,
-                False,
-                f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
-                f"({len(codes)}): every usage preference of this file is unknown",
-            )
+        detail = (
+            f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
+            f"({len(codes)}): every usage preference of this file is unknown"
         )
+        notes.append(Note(codes[MAX_USAGE_LINES] >> 1, False, detail))
         return rules, notes
+    bounds: list[int] = []
+    ends = [found[3] for found in groups[1:]] + [len(codes)]
+    for (first, last, has_rule, start), end in zip(groups, ends, strict=False):
+        if has_rule if every_record else end > start:
+            bounds += (first, last, end)
     rules.groups = array("I", bounds)
     rules.codes = array("I", codes)
     rules.values = b"\n".join(values)
-    rules.reserve = reserve((code & 1 for code in codes), values)
+    rules.reserve = reserve(values)
     _check_values(rules, notes)
     return rules, notes
 
@@ -406,22 +313,16 @@ def collect(
 def _check_values(rules: UsageRules, notes: list[Note]) -> None:
     """Read each distinct preference once, to report the invalid ones now."""
     errors: dict[bytes, str | None] = {}
-    values = rules.values.split(b"\n") if rules.codes else []
-    for code, value in zip(rules.codes, values, strict=True):
-        preference = split_value(code & 1, value)[1]
+    for number, kind, value in rules.lines():
+        preference = split_value(kind, value)[1]
         if preference not in errors:
-            try:
-                parse_dictionary(preference)
-            except StructuredFieldError as exc:
-                errors[preference] = str(exc)
-            else:
-                errors[preference] = None
+            errors[preference] = read_statement(AIPREF, preference)[2]
         error = errors[preference]
         if error is not None:
             rules.invalid += 1
             shown = value.decode("utf-8", "replace")
             detail = (
-                f"{FIELDS[code & 1]} value {shown!r} is not a structured-field"
+                f"{FIELDS[kind]} value {shown!r} is not a structured-field"
                 f" Dictionary ({error}): every category unknown"
             )
-            notes.append(Note(code >> 1, False, detail))
+            notes.append(Note(number, False, detail))

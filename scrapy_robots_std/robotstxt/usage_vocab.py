@@ -69,42 +69,28 @@ def most_restrictive(values: Iterable[str]) -> str:
     return max(values, key=_RANK.__getitem__, default=UNKNOWN)
 
 
-@dataclass(frozen=True)
-class Statement:
-    """One value read in a vocabulary (vocab-07 6.5).
-
-    ``values`` holds only the vocabulary's categories that the value states
-    (allow or disallow); ``members`` every key with its value as written,
-    unknown and legacy labels included; ``error`` why the value is not a
-    Dictionary, in which case every category is unknown.
-    """
-
-    values: tuple[tuple[str, str], ...]
-    members: tuple[tuple[str, str], ...]
-    error: str | None = None
-
-    def value(self, category: str) -> str:
-        return next((v for c, v in self.values if c == category), UNKNOWN)
-
-
-def read_statement(vocabulary: Vocabulary, data: bytes) -> Statement:
-    """``data`` (bytes as sent) read as a preference in ``vocabulary``."""
+def read_statement(
+    vocabulary: Vocabulary, data: bytes
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], str | None]:
+    """``data`` (bytes as sent) read as a preference in ``vocabulary`` (vocab-07
+    6.5): the categories it allows or disallows, every key with its value as
+    written (unknown and legacy labels included, at most :data:`MAX_MEMBERS`),
+    and why it is not a Dictionary (then every category is unknown)."""
     try:
         members = parse_dictionary(data)
     except StructuredFieldError as exc:
-        return Statement((), (), str(exc))
-    values = []
-    for category in vocabulary.categories:
-        member = members.get(category)
+        return (), (), str(exc)
+    states = {vocabulary.allow: ALLOW, vocabulary.disallow: DISALLOW}
+    values = tuple(
+        (category, states[member.value])
+        for category in vocabulary.categories
         # Only a Token counts: the String "n" or a bare key (true) is unknown.
-        if member is None or not isinstance(member.value, Token):
-            continue
-        if member.value == vocabulary.allow:
-            values.append((category, ALLOW))
-        elif member.value == vocabulary.disallow:
-            values.append((category, DISALLOW))
-    raw = tuple((key, member.text) for key, member in members.items())[:MAX_MEMBERS]
-    return Statement(tuple(values), raw)
+        if (member := members.get(category)) is not None
+        and isinstance(member.value, Token)
+        and member.value in states
+    )
+    raw = tuple((key, member.text) for key, member in members.items())
+    return values, raw[:MAX_MEMBERS], None
 
 
 def check_purpose(purpose: str) -> str:

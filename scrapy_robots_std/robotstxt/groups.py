@@ -1,0 +1,87 @@
+"""Which groups of a file speak for a crawler: one selection for access and usage.
+
+rfc9309 (RFC 9309 2.2.1, as the reference parser compares): every group that
+names the token, merged, else every group of ``*``.  1994: the first record that
+names the robot, else the first record of ``*``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from scrapy_robots_std.robotstxt.reader import RFC9309
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+# The whitespace bytes.isspace() and bytes.strip() know, as text.
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
+_AGENT_NAME_RE = re.compile(r"[A-Za-z_-]*")
+_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
+
+
+def agent_name_rfc9309(agent: str) -> str | None:
+    """What the reference compares of a user-agent value: its leading
+    ``[A-Za-z_-]+``, lower-cased.  None for ``*`` alone or followed by whitespace."""
+    if agent[:1] == "*" and (len(agent) == 1 or agent[1] in _ASCII_SPACE):
+        return None
+    match = _AGENT_NAME_RE.match(agent)
+    assert match is not None  # the pattern matches the empty string
+    return match.group().lower()
+
+
+def agent_name_1994(agent: str) -> str | None:
+    """The value without version information (from ``/``); None for ``*``."""
+    name = agent.split("/", 1)[0].strip(_ASCII_SPACE)
+    return None if name == "*" else name.lower()
+
+
+def select(
+    groups: Sequence[Sequence[str]], name: str, standard: str
+) -> tuple[int, ...]:
+    """The numbers of the groups that apply to ``name`` (a token checked by
+    :func:`check_token`).  ``groups``: each group's user-agent values; in 1994 a
+    record without rule lines names nobody: give it no values."""
+    if standard == RFC9309:
+        named = tuple(
+            number
+            for number, agents in enumerate(groups)
+            if any(name == agent_name_rfc9309(agent) for agent in agents)
+        )
+        if named:
+            return named
+        return tuple(
+            number
+            for number, agents in enumerate(groups)
+            if any(agent_name_rfc9309(agent) is None for agent in agents)
+        )
+    for number, agents in enumerate(groups):
+        names = map(agent_name_1994, agents)
+        if any(found and found in name for found in names):
+            return (number,)
+    for number, agents in enumerate(groups):
+        if any(agent_name_1994(agent) is None for agent in agents):
+            return (number,)
+    return ()
+
+
+def check_token(token: object, standard: str) -> str:
+    """``token`` lower-cased, or ``ValueError`` when the standard cannot read it."""
+    if isinstance(token, str) and standard == RFC9309 and _TOKEN_RE.fullmatch(token):
+        return token.lower()
+    if not isinstance(token, str):
+        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
+    if not token:
+        raise ValueError("token must not be empty")
+    if any(char.isspace() for char in token) or "/" in token:
+        raise ValueError(
+            f"invalid token {token!r}: give the product token only"
+            " (no spaces, no '/version')"
+        )
+    if standard == RFC9309:
+        raise ValueError(
+            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
+            " letters, '_' and '-'"
+        )
+    return token.lower()
