@@ -9,11 +9,13 @@ For each HTML page, at each window width (1280 and 390 px by default), it fails 
 
 * the page is wider than the window (``document.documentElement.scrollWidth``
   greater than the window's width: the page scrolls sideways);
-* the main content is wider than its column (the main element's ``scrollWidth``
-  greater than its ``clientWidth``, or its right edge past the window's);
+* the main content is wider than its column: text, an image, a table or a code
+  block's box past the right edge of the main element (``[role=main]``), or that
+  edge past the window's;
 * a table is wider than the column it sits in (even inside a wrapper that scrolls:
   a reference table that must be scrolled sideways is what the check is for; code
-  blocks may scroll inside themselves);
+  blocks may scroll inside themselves), or fits only by cutting a name in code
+  (a setting, a stat key) mid-word;
 * a page, stylesheet, script or image of the site answers 4xx/5xx.
 
 Then every internal link is followed on paper: the page it names must exist, and its
@@ -66,6 +68,10 @@ CHROMIUM_FLAGS = [
 
 # Measured in the page once it has loaded (fonts included). The main element is the
 # theme's: Furo's <article role="main">, Sphinx's basic themes' <div role="main">.
+# "Content" is what a reader reads: text, and the boxes of images, tables and code
+# blocks. A box's padding or negative margin (Furo's headings reach 0.5 rem past the
+# column, for their hover background) is not content. Text inside an element that
+# scrolls sideways (a code block) is that element's business: only its box counts.
 MEASURE_JS = r"""
 (async () => {
   await document.fonts.ready;
@@ -74,6 +80,44 @@ MEASURE_JS = r"""
   const main = document.querySelector('[role="main"]') || document.querySelector('main')
       || document.querySelector('article') || document.body;
   const mrect = main.getBoundingClientRect();
+  const scrollers = new Set();
+  for (const el of main.querySelectorAll('*')) {
+    const ox = getComputedStyle(el).overflowX;
+    if (ox !== 'visible' && ox !== 'clip') scrollers.add(el);
+  }
+  const inScroller = (node) => {
+    for (let p = node.parentElement; p && p !== main; p = p.parentElement) {
+      if (scrollers.has(p)) return true;
+    }
+    return false;
+  };
+  const label = (node) => {
+    const el = node.nodeType === 1 ? node : node.parentElement;
+    return el.tagName.toLowerCase() + ': ' + (node.textContent || '').trim().slice(0, 70);
+  };
+  let right = 0;
+  const over = [];
+  const edge = Math.min(mrect.right, window.innerWidth);
+  const note = (r, node) => {
+    if (r.width <= 0) return;
+    right = Math.max(right, r.right);
+    if (r.right > edge + 1 && over.length < 50) over.push({right: Math.round(r.right), what: label(node)});
+  };
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  const range = document.createRange();
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    if (!t.textContent.trim() || inScroller(t)) continue;
+    const el = t.parentElement;
+    if (el && el.closest('.headerlink')) continue;  // hidden until hovered
+    range.selectNodeContents(t);
+    for (const r of range.getClientRects()) note(r, t);
+  }
+  for (const el of main.querySelectorAll('img, svg, video, iframe, canvas, table, pre, input')) {
+    if (!inScroller(el)) note(el.getBoundingClientRect(), el);
+  }
+  for (const el of scrollers) {
+    if (!inScroller(el)) note(el.getBoundingClientRect(), el);
+  }
   const tables = [];
   for (const t of main.querySelectorAll('table')) {
     const box = t.parentElement;
@@ -86,27 +130,38 @@ MEASURE_JS = r"""
                    head: head.trim().slice(0, 60)});
     }
   }
-  // The widest elements past the main column's right edge, for the failure message.
-  const over = [];
-  if (main.scrollWidth > main.clientWidth + 1 || doc.scrollWidth > window.innerWidth + 1) {
-    const edge = Math.min(mrect.right, window.innerWidth);
-    for (const el of main.querySelectorAll('*')) {
-      const r = el.getBoundingClientRect();
-      if (r.width > 0 && r.right > edge + 1) {
-        let clipped = false;
-        for (let p = el.parentElement; p && p !== main; p = p.parentElement) {
-          const ox = getComputedStyle(p).overflowX;
-          if (ox !== 'visible') { clipped = true; break; }
-        }
-        if (!clipped) {
-          over.push({tag: el.tagName.toLowerCase(), right: Math.round(r.right),
-                     text: (el.textContent || '').trim().slice(0, 60)});
-        }
+  // A table that fits only by cutting a name in code mid-word (a setting, a stat
+  // key: ROBOTS_ / STD_STAND / ARD) is too wide all the same. A line break after a
+  // hyphen, a slash, a space or other punctuation is ordinary wrapping.
+  const midWord = (code) => {
+    const walk = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+    let prevTop = null, prevChar = ' ';
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      for (let i = 0; i < n.length; i++) {
+        const ch = n.data[i];
+        if (/\s/.test(ch)) { prevChar = ch; continue; }
+        range.setStart(n, i); range.setEnd(n, i + 1);
+        const rects = range.getClientRects();
+        if (!rects.length) continue;
+        const top = Math.round(rects[0].top);
+        if (prevTop !== null && top > prevTop + 2 && /\w/.test(prevChar) && /\w/.test(ch)) return true;
+        prevTop = top; prevChar = ch;
       }
-      if (over.length >= 200) break;
     }
-    over.sort((a, b) => b.right - a.right);
+    return false;
+  };
+  for (const t of main.querySelectorAll('table')) {
+    for (const code of t.querySelectorAll('code')) {
+      range.selectNodeContents(code);
+      const lines = new Set(Array.from(range.getClientRects(), r => Math.round(r.top)));
+      if (lines.size > 1 && midWord(code)) {
+        const head = (t.querySelector('th') || t.querySelector('td') || t).textContent;
+        tables.push({broken: code.textContent.trim().slice(0, 60), head: head.trim().slice(0, 60)});
+        break;
+      }
+    }
   }
+  over.sort((a, b) => b.right - a.right);
   const ids = Array.from(document.querySelectorAll('[id]'), e => e.id)
       .concat(Array.from(document.querySelectorAll('a[name]'), e => e.getAttribute('name')));
   const links = Array.from(document.querySelectorAll('a[href]'), a => a.href);
@@ -118,9 +173,11 @@ MEASURE_JS = r"""
     innerWidth: window.innerWidth,
     docScrollWidth: doc.scrollWidth,
     mainSelector: main.tagName.toLowerCase() + (main.getAttribute('role') ? '[role=' + main.getAttribute('role') + ']' : ''),
-    mainClientWidth: main.clientWidth,
-    mainScrollWidth: main.scrollWidth,
+    mainLeft: Math.round(mrect.left),
     mainRight: Math.round(mrect.right),
+    mainScrollWidth: main.scrollWidth,
+    mainClientWidth: main.clientWidth,
+    contentRight: Math.round(right),
     tables: tables,
     over: over.slice(0, 5),
     ids: ids,
@@ -320,17 +377,22 @@ def page_problems(m: dict[str, Any], width: int) -> list[str]:
     if m["innerWidth"] != width:
         problems.append(f"window is {m['innerWidth']} px, not {width}")
     if m["docScrollWidth"] > m["innerWidth"] + 1:
-        problems.append(f"page is {m['docScrollWidth']} px wide in a {m['innerWidth']} px window")
-    if m["mainScrollWidth"] > m["mainClientWidth"] + 1:
-        problems.append(f"main content ({m['mainSelector']}) is {m['mainScrollWidth']} px wide in its "
-                        f"{m['mainClientWidth']} px column")
+        problems.append(f"page is {m['docScrollWidth']} px wide in a {m['innerWidth']} px window "
+                        "(it scrolls sideways)")
     if m["mainRight"] > m["innerWidth"] + 1:
-        problems.append(f"main content ends at {m['mainRight']} px, past the window's {m['innerWidth']} px")
+        problems.append(f"main content column ({m['mainSelector']}) ends at {m['mainRight']} px, "
+                        f"past the window's {m['innerWidth']} px")
+    if m["contentRight"] > min(m["mainRight"], m["innerWidth"]) + 1:
+        problems.append(f"main content reaches {m['contentRight']} px, past its column "
+                        f"({m['mainLeft']}-{m['mainRight']} px) or the window")
     for t in m["tables"]:
-        problems.append(f"table {t['head']!r}... is {t['width']} px wide in a {t['limit']} px column")
+        if "broken" in t:
+            problems.append(f"table {t['head']!r}... fits only by cutting {t['broken']!r} mid-word")
+        else:
+            problems.append(f"table {t['head']!r}... is {t['width']} px wide in a {t['limit']} px column")
     if problems:
         for o in m["over"]:
-            problems.append(f"  past the edge: <{o['tag']}> to {o['right']} px: {o['text']!r}")
+            problems.append(f"  past the edge, to {o['right']} px: {o['what']!r}")
     return problems
 
 
