@@ -80,6 +80,8 @@ html_theme = "furo"
 html_title = f"scrapy-robots-std {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
+# Tables too wide for a narrow window are shown as stacked rows (custom.css).
+html_js_files = ["tables.js"]
 html_theme_options = {
     "source_repository": "https://github.com/scrapy-robots-std/scrapy-robots-std/",
     "source_branch": "main",

@@ -327,7 +327,9 @@ class Tab:
                 requested[event["params"]["requestId"]] = event["params"]["request"]["url"]
             elif event["method"] == "Network.responseReceived":
                 response = event["params"]["response"]
-                if urlsplit(response["url"]).netloc == host and response["status"] >= 400:
+                # The browser asks for /favicon.ico by itself; the site names none.
+                if (urlsplit(response["url"]).netloc == host and response["status"] >= 400
+                        and urlsplit(response["url"]).path != "/favicon.ico"):
                     failed.append(f"{response['status']} {response['url']}")
             elif event["method"] == "Network.loadingFailed" and not event["params"].get("canceled"):
                 where = requested.get(event["params"]["requestId"], "?")
