@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import fcntl
 import functools
 import http.server
@@ -207,8 +208,15 @@ class Chromium:
         # bash moves them there (dash takes only one-digit fds) and execs Chromium.
         script = f'exec "$0" "$@" 3<&{to_child_r} 4>&{from_child_w} {to_child_r}<&- {from_child_w}>&-'
         self.proc = subprocess.Popen(
-            ["bash", "-c", script, binary, *CHROMIUM_FLAGS,
-             f"--user-data-dir={self.profile}", "about:blank"],
+            [
+                "bash",
+                "-c",
+                script,
+                binary,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
             pass_fds=(to_child_r, from_child_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -227,20 +235,16 @@ class Chromium:
         return moved
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(CDPError, OSError):
             self.send("Browser.close", timeout=5)
-        except (CDPError, OSError):
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()  # our own child, by its handle
             self.proc.wait(timeout=10)
         for fd in (self._to_child, self._from_child):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self.profile, ignore_errors=True)
 
     def _read_message(self, deadline: float) -> dict[str, Any]:
@@ -253,17 +257,32 @@ class Chromium:
                 continue
             chunk = os.read(self._from_child, 1 << 20)
             if not chunk:
-                err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
-                raise CDPError(f"Chromium closed its pipe (exit {self.proc.poll()}): {err[-2000:]}")
+                err = (
+                    self.proc.stderr.read().decode(errors="replace")
+                    if self.proc.stderr
+                    else ""
+                )
+                raise CDPError(
+                    f"Chromium closed its pipe (exit {self.proc.poll()}): {err[-2000:]}"
+                )
             self._buffer += chunk
         raw, self._buffer = self._buffer.split(b"\0", 1)
         message: dict[str, Any] = json.loads(raw)
         return message
 
-    def send(self, method: str, params: dict[str, Any] | None = None,
-             session: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: str | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
         self._next_id += 1
-        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        message: dict[str, Any] = {
+            "id": self._next_id,
+            "method": method,
+            "params": params or {},
+        }
         if session:
             message["sessionId"] = session
         data = json.dumps(message).encode() + b"\0"
@@ -281,7 +300,9 @@ class Chromium:
             if "method" in reply:
                 self.events.append(reply)
 
-    def wait_event(self, method: str, session: str, timeout: float | None = None) -> dict[str, Any]:
+    def wait_event(
+        self, method: str, session: str, timeout: float | None = None
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             for i, event in enumerate(self.events):
@@ -307,14 +328,21 @@ class Tab:
         return self.browser.send(method, params, session=self.session)
 
     def resize(self, width: int) -> None:
-        self.send("Emulation.setDeviceMetricsOverride", {
-            "width": width, "height": WINDOW_HEIGHTS.get(width, 900),
-            "deviceScaleFactor": 1, "mobile": False,
-        })
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {
+                "width": width,
+                "height": WINDOW_HEIGHTS.get(width, 900),
+                "deviceScaleFactor": 1,
+                "mobile": False,
+            },
+        )
 
     def load(self, url: str) -> list[str]:
         """Load url; return the failed requests (status >= 400) of the site's own host."""
-        self.browser.events = [e for e in self.browser.events if e.get("sessionId") != self.session]
+        self.browser.events = [
+            e for e in self.browser.events if e.get("sessionId") != self.session
+        ]
         self.send("Page.navigate", {"url": url})
         self.browser.wait_event("Page.loadEventFired", self.session)
         host = urlsplit(url).netloc
@@ -324,23 +352,35 @@ class Tab:
             if event.get("sessionId") != self.session:
                 continue
             if event["method"] == "Network.requestWillBeSent":
-                requested[event["params"]["requestId"]] = event["params"]["request"]["url"]
+                requested[event["params"]["requestId"]] = event["params"]["request"][
+                    "url"
+                ]
             elif event["method"] == "Network.responseReceived":
                 response = event["params"]["response"]
                 # The browser asks for /favicon.ico by itself; the site names none.
-                if (urlsplit(response["url"]).netloc == host and response["status"] >= 400
-                        and urlsplit(response["url"]).path != "/favicon.ico"):
+                if (
+                    urlsplit(response["url"]).netloc == host
+                    and response["status"] >= 400
+                    and urlsplit(response["url"]).path != "/favicon.ico"
+                ):
                     failed.append(f"{response['status']} {response['url']}")
-            elif event["method"] == "Network.loadingFailed" and not event["params"].get("canceled"):
+            elif event["method"] == "Network.loadingFailed" and not event["params"].get(
+                "canceled"
+            ):
                 where = requested.get(event["params"]["requestId"], "?")
                 if urlsplit(where).netloc == host:
                     failed.append(f"{event['params'].get('errorText')} {where}")
         return failed
 
     def measure(self) -> dict[str, Any]:
-        reply = self.send("Runtime.evaluate", {
-            "expression": MEASURE_JS, "awaitPromise": True, "returnByValue": True,
-        })
+        reply = self.send(
+            "Runtime.evaluate",
+            {
+                "expression": MEASURE_JS,
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+        )
         if "exceptionDetails" in reply:
             raise CDPError(f"measuring failed: {reply['exceptionDetails']}")
         value: dict[str, Any] = reply["result"]["value"]
@@ -351,13 +391,29 @@ class Tab:
         content's top (where a theme puts the navigation first on a narrow window)."""
         y = 0
         if scroll_to_main:
-            y = self.send("Runtime.evaluate", {"returnByValue": True, "expression": (
-                "Math.max(0, Math.round((document.querySelector('[role=\"main\"]')"
-                " || document.body).getBoundingClientRect().top + window.scrollY))")})["result"]["value"]
-        self.send("Runtime.evaluate", {"expression": f"window.scrollTo(0, {y})",
-                                        "awaitPromise": False})
-        self.send("Runtime.evaluate", {"awaitPromise": True, "expression": (
-            "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")})
+            y = self.send(
+                "Runtime.evaluate",
+                {
+                    "returnByValue": True,
+                    "expression": (
+                        "Math.max(0, Math.round((document.querySelector('[role=\"main\"]')"
+                        " || document.body).getBoundingClientRect().top + window.scrollY))"
+                    ),
+                },
+            )["result"]["value"]
+        self.send(
+            "Runtime.evaluate",
+            {"expression": f"window.scrollTo(0, {y})", "awaitPromise": False},
+        )
+        self.send(
+            "Runtime.evaluate",
+            {
+                "awaitPromise": True,
+                "expression": (
+                    "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+                ),
+            },
+        )
         data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
         path.write_bytes(base64.b64decode(data))
 
@@ -370,8 +426,8 @@ def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
     handler = functools.partial(Quiet, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    host, port = server.server_address[:2]
-    return server, f"http://{host}:{port}/"
+    port = server.server_address[1]
+    return server, f"http://127.0.0.1:{port}/"
 
 
 def page_problems(m: dict[str, Any], width: int) -> list[str]:
@@ -379,35 +435,106 @@ def page_problems(m: dict[str, Any], width: int) -> list[str]:
     if m["innerWidth"] != width:
         problems.append(f"window is {m['innerWidth']} px, not {width}")
     if m["docScrollWidth"] > m["innerWidth"] + 1:
-        problems.append(f"page is {m['docScrollWidth']} px wide in a {m['innerWidth']} px window "
-                        "(it scrolls sideways)")
+        problems.append(
+            f"page is {m['docScrollWidth']} px wide in a {m['innerWidth']} px window "
+            "(it scrolls sideways)"
+        )
     if m["mainRight"] > m["innerWidth"] + 1:
-        problems.append(f"main content column ({m['mainSelector']}) ends at {m['mainRight']} px, "
-                        f"past the window's {m['innerWidth']} px")
+        problems.append(
+            f"main content column ({m['mainSelector']}) ends at {m['mainRight']} px, "
+            f"past the window's {m['innerWidth']} px"
+        )
     if m["contentRight"] > min(m["mainRight"], m["innerWidth"]) + 1:
-        problems.append(f"main content reaches {m['contentRight']} px, past its column "
-                        f"({m['mainLeft']}-{m['mainRight']} px) or the window")
+        problems.append(
+            f"main content reaches {m['contentRight']} px, past its column "
+            f"({m['mainLeft']}-{m['mainRight']} px) or the window"
+        )
     for t in m["tables"]:
         if "broken" in t:
-            problems.append(f"table {t['head']!r}... fits only by cutting {t['broken']!r} mid-word")
+            problems.append(
+                f"table {t['head']!r}... fits only by cutting {t['broken']!r} mid-word"
+            )
         else:
-            problems.append(f"table {t['head']!r}... is {t['width']} px wide in a {t['limit']} px column")
+            problems.append(
+                f"table {t['head']!r}... is {t['width']} px wide in a {t['limit']} px column"
+            )
     if problems:
-        for o in m["over"]:
-            problems.append(f"  past the edge, to {o['right']} px: {o['what']!r}")
+        problems += [
+            f"  past the edge, to {o['right']} px: {o['what']!r}" for o in m["over"]
+        ]
     return problems
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub (and MyST, with ``myst_heading_anchors``) gives a heading."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # [text](url) -> text
+    text = text.replace("`", "").strip().lower().replace(" ", "-")
+    return re.sub(r"[^\w\- ]", "", text)
+
+
+def markdown_anchors(path: Path) -> set[str]:
+    """The heading anchors of a Markdown file, as GitHub renders it."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    fence = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+            continue
+        match = re.match(r"(#{1,6})\s+(.*?)\s*#*\s*$", line) if fence is None else None
+        if match:
+            slug = github_slug(match.group(2))
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def readme_problems(readme: Path) -> tuple[int, list[str]]:
+    """Links from README.md to ``docs/*.md#anchor``: the file exists and has the anchor."""
+    text = readme.read_text(encoding="utf-8")
+    problems = []
+    checked = 0
+    for target, fragment in re.findall(
+        r"\]\(((?!https?://)[^)#\s]+\.md)#([^)\s]+)\)", text
+    ):
+        checked += 1
+        path = readme.parent / target
+        if not path.is_file():
+            problems.append(f"{readme.name}: link to missing {target}")
+        elif fragment not in markdown_anchors(path):
+            problems.append(
+                f"{readme.name}: link to {target}#{fragment}: no such heading"
+            )
+    return checked, problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("html", type=Path, help="the built site (docs/_build/html)")
-    parser.add_argument("--widths", default="1280,390", help="window widths in px (default 1280,390)")
+    parser.add_argument(
+        "--widths", default="1280,390", help="window widths in px (default 1280,390)"
+    )
     parser.add_argument("--screenshots", type=Path, help="folder for the screenshots")
-    parser.add_argument("--screenshot-pages", default="index.html,settings.html,stats.html",
-                        help="pages to screenshot (default index, settings, stats)")
-    parser.add_argument("--pages", help="only these pages (comma-separated); default every page")
+    parser.add_argument(
+        "--screenshot-pages",
+        default="index.html,settings.html,stats.html",
+        help="pages to screenshot (default index, settings, stats)",
+    )
+    parser.add_argument(
+        "--pages", help="only these pages (comma-separated); default every page"
+    )
     parser.add_argument("--chromium", default=os.environ.get("CHROMIUM", "chromium"))
-    parser.add_argument("--timeout", type=float, default=60, help="seconds per browser step")
+    parser.add_argument(
+        "--timeout", type=float, default=60, help="seconds per browser step"
+    )
+    parser.add_argument(
+        "--readme",
+        type=Path,
+        help="also check this file's links to docs/*.md#anchor (README.md)",
+    )
     args = parser.parse_args(argv)
 
     root = args.html.resolve()
@@ -428,11 +555,17 @@ def main(argv: list[str] | None = None) -> int:
         args.screenshots.mkdir(parents=True, exist_ok=True)
 
     server, base = serve(root)
-    browser = Chromium(binary, args.timeout)
+    try:
+        browser = Chromium(binary, args.timeout)
+    except OSError as exc:
+        server.shutdown()
+        print(f"error: cannot start {binary}: {exc}", file=sys.stderr)
+        return 2
     failures: list[str] = []
     ids: dict[str, set[str]] = {}
     links: dict[str, list[str]] = {}
     started = time.monotonic()
+    return_code: int | None = None
     try:
         tab = Tab(browser)
         for width in widths:
@@ -442,28 +575,42 @@ def main(argv: list[str] | None = None) -> int:
                 url = urljoin(base, page)
                 failed = tab.load(url)
                 m = tab.measure()
-                problems = page_problems(m, width) + [f"failed to load: {f}" for f in failed]
+                problems = page_problems(m, width) + [
+                    f"failed to load: {f}" for f in failed
+                ]
                 if page not in ids:
                     ids[page] = set(m["ids"])
                     links[page] = m["links"]
                 if problems:
-                    failures.append(f"{page} at {width} px:\n    " + "\n    ".join(problems))
+                    failures.append(
+                        f"{page} at {width} px:\n    " + "\n    ".join(problems)
+                    )
                     print(f"FAIL {width:4d} px  {page}", flush=True)
                     for problem in problems:
                         print(f"       {problem}", flush=True)
                 else:
                     passed += 1
+                    print(f"ok   {width:4d} px  {page}", flush=True)
                 if page in shots and args.screenshots:
                     name = page.removesuffix(".html").replace("/", "-")
                     tab.screenshot(args.screenshots / f"{name}-{width}.png")
-                    tab.screenshot(args.screenshots / f"{name}-{width}-content.png",
-                                   scroll_to_main=True)
-            print(f"{width} px: {passed} of {len(pages)} pages fit "
-                  f"(page and main content no wider than the window, tables within the column)",
-                  flush=True)
+                    tab.screenshot(
+                        args.screenshots / f"{name}-{width}-content.png",
+                        scroll_to_main=True,
+                    )
+            print(
+                f"{width} px: {passed} of {len(pages)} pages fit "
+                f"(page and main content no wider than the window, tables within the column)",
+                flush=True,
+            )
+    except CDPError as exc:
+        print(f"error: the browser failed: {exc}", file=sys.stderr)
+        return_code = 2
     finally:
         browser.close()
         server.shutdown()
+    if return_code is not None:
+        return return_code
 
     # Links: every internal link's page exists, and its #anchor is an id on that page.
     checked = anchors = 0
@@ -488,14 +635,25 @@ def main(argv: list[str] | None = None) -> int:
                     ids[path] = set(re.findall(r'\s(?:id|name)="([^"]+)"', text))
                 if unquote(fragment) not in ids[path]:
                     broken.append(f"{page}: link to {path}#{fragment}: no such anchor")
+    if args.readme:
+        readme_links, readme_broken = readme_problems(args.readme)
+        broken += readme_broken
+        print(
+            f"{args.readme.name}: {readme_links} links to an anchor in docs/*.md checked, "
+            f"{len(readme_broken)} broken"
+        )
     for b in sorted(set(broken)):
         print(f"BROKEN {b}")
-    print(f"links: {checked} internal links checked, {anchors} with an #anchor; "
-          f"{len(set(broken))} broken")
+    print(
+        f"links: {checked} internal links checked, {anchors} with an #anchor; "
+        f"{len(set(broken))} broken"
+    )
     total = len(pages) * len(widths)
-    print(f"checked {len(pages)} pages at {', '.join(f'{w} px' for w in widths)} "
-          f"in {time.monotonic() - started:.0f} s: {total - len(failures)} passed, "
-          f"{len(failures)} failed; {len(set(broken))} broken links")
+    print(
+        f"checked {len(pages)} pages at {', '.join(f'{w} px' for w in widths)} "
+        f"in {time.monotonic() - started:.0f} s: {total - len(failures)} passed, "
+        f"{len(failures)} failed; {len(set(broken))} broken links"
+    )
     if args.screenshots:
         saved = sorted(p.name for p in args.screenshots.glob("*.png"))
         print(f"screenshots in {args.screenshots}: {', '.join(saved)}")
