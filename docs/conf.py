@@ -73,14 +73,17 @@ nitpick_ignore_regex = [
 # StdRobotParser's docstring names the private helper product_token as a function.
 nitpick_ignore += [("py:func", "product_token")]
 
-html_theme = "alabaster"
+# Furo (the `docs` extra): responsive, with a sidebar, a search box and a
+# table of contents of each page; on a narrow window the sidebars fold away.
+# scripts/check_docs_browser.sh checks that every page fits 1280 and 390 px.
+html_theme = "furo"
 html_title = f"scrapy-robots-std {release}"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
+# Tables too wide for a narrow window are shown as stacked rows (custom.css).
+html_js_files = ["tables.js"]
 html_theme_options = {
-    "description": "Exact robots.txt for Scrapy: RFC 9309 and the 1994 standard",
-    "github_user": "scrapy-robots-std",
-    "github_repo": "scrapy-robots-std",
-    "github_button": False,
-    "fixed_sidebar": True,
-    "page_width": "1180px",
-    "sidebar_width": "240px",
+    "source_repository": "https://github.com/scrapy-robots-std/scrapy-robots-std/",
+    "source_branch": "main",
+    "source_directory": "docs/",
 }
