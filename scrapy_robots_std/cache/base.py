@@ -10,8 +10,9 @@ has become unreachable, as RFC 9309 2.4 allows).
 Three backends ship: :class:`MemoryCache` (this process only), :class:`SqliteCache`
 (a file, e.g. under ``JOBDIR``: survives a paused crawl) and :class:`RedisCache`
 (shared by a fleet of crawlers, which also take turns fetching through
-:class:`SharedFetches`). The last two keep a :class:`MemoryCache` in front, so a
-fresh verdict is served from memory and the store is read only on a local miss.
+:class:`SharedFetches`). The last two keep nothing in memory themselves: in a crawl
+the middleware keeps one :class:`MemoryCache` in front of any backend, so a fresh
+verdict is served from memory and the store is read only on a local miss.
 """
 
 from __future__ import annotations

@@ -132,16 +132,17 @@ class Fetcher:
         while the origin is unreachable (RFC 9309 2.4).
         """
         started = time.monotonic()
-        stored = await self.store.get(origin.key)
+        stored = await self.store.get(origin.key, stale)
         if stored is not None and stored.fresh():
             decided(Fetched(stored, source="store"))
             return True
-        claimed = await self._claim_or_wait(origin, started)
+        known = stored or stale
+        claimed = await self._claim_or_wait(origin, started, known)
         if isinstance(claimed, CacheEntry):
             decided(Fetched(claimed, source="store"))
             return True
         try:
-            fetched = await self._attempts(origin, started, stored or stale)
+            fetched = await self._attempts(origin, started, known)
             if fetched is None:
                 return False
             decided(fetched)
@@ -153,14 +154,17 @@ class Fetcher:
             if claimed:
                 await self.store.release(origin.key)
 
-    async def _claim_or_wait(self, origin: Origin, started: float) -> bool | CacheEntry:
+    async def _claim_or_wait(
+        self, origin: Origin, started: float, known: CacheEntry | None
+    ) -> bool | CacheEntry:
         """With a store shared between processes, fetch only under the origin's claim.
 
         ``True``: this process holds the claim. ``False``: fetch without one (no
         shared store, or waiting has used the budget but one attempt's time). An
         entry: another process stored it. A claim lapses soon after its holder dies
         (it is renewed while held), and then exactly one of the waiting processes
-        takes it over.
+        takes it over. ``known``: the newest copy seen (expired), so each poll reads
+        the record's metadata and parses only a newer body.
         """
         if not self.store.shared:
             return False
@@ -170,16 +174,17 @@ class Fetcher:
         while not self.stopping():
             if await self.store.claim(origin.key):
                 # The holder may have stored its verdict just before we claimed.
-                entry = await self.store.get(origin.key)
+                entry = await self.store.get(origin.key, known)
                 if entry is not None and entry.fresh():
                     await self.store.release(origin.key)
                     self._inc(_stats.CACHE_SHARED)
                     return entry
                 return True
-            entry = await self.store.get(origin.key)
+            entry = await self.store.get(origin.key, known)
             if entry is not None and entry.fresh():
                 self._inc(_stats.CACHE_SHARED)
                 return entry
+            known = entry or known
             now = time.monotonic()
             if now >= give_up:
                 return False
