@@ -33,7 +33,7 @@ from scrapy_robots_std.cache.record import (
     load_meta,
     pack_body,
 )
-from scrapy_robots_std.policy import PARSE
+from scrapy_robots_std.policy import Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -140,7 +140,7 @@ class PersistentCache:
 
     def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
         meta = dump_meta(entry, self.standard)
-        if entry.verdict == PARSE and body is None:
+        if entry.verdict == Verdict.PARSE and body is None:
             # No body to store: a stale copy whose validity was extended.
             if self._call(self._store_redate, entry, meta, default=True) is False:
                 # Without the body there is nothing to write: this process keeps
@@ -185,7 +185,7 @@ class PersistentCache:
                 checked_at=meta.checked_at,
             )
         else:
-            if meta.verdict == PARSE and not with_body:
+            if meta.verdict == Verdict.PARSE and not with_body:
                 # Read again with the body, in one read, so the two match.
                 raw, blob = self._call(
                     self._store_read, origin, body=True, default=_NOTHING
