@@ -254,8 +254,14 @@ def walk(
             for name in getattr(cls, "__slots__", ())
             if name not in ("__dict__", "__weakref__")
         ]
+        # A slot read through a property (CacheEntry's fields kept in a smaller
+        # form) is walked as it is kept, not as the property gives it.
+        kept = getattr(type(obj), "_kept_slots", {})
         stack.extend(
-            (getattr(obj, name), f"{where}.{name}")
+            (
+                kept[name].__get__(obj) if name in kept else getattr(obj, name),
+                f"{where}.{name}",
+            )
             for name in slots
             if hasattr(obj, name)
         )

@@ -67,7 +67,7 @@ nitpick_ignore_regex = [
     ("py:(class|exc|func|meth|attr)", r"(scrapy|scrapy_redis|twisted)\..*"),
     # Private classes behind the public ones: a base class shown by
     # show-inheritance, and the parser's internal tables in RobotsTxt's signature.
-    ("py:class", r"scrapy_robots_std\.cache\.layered\.LayeredCache"),
+    ("py:class", r"scrapy_robots_std\.cache\.persistent\.PersistentCache"),
     ("py:class", r"scrapy_robots_std\.robotstxt\.parser\.Parsed"),
 ]
 # StdRobotParser's docstring names the private helper product_token as a function.

@@ -27,12 +27,14 @@ from scrapy_robots_std.robots_source import (
     one_line,
 )
 from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.robots import REASON_ROBOTS_TXT
 from scrapy_robots_std.robotstxt.usage import (
     REASON_DISALLOWED,
     UsagePreferences,
 )
 from scrapy_robots_std.robotstxt.usage_vocab import REVISIONS
 from scrapy_robots_std.safetext import safe, safe_json
+from scrapy_robots_std.stats import DROP_STATUS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -165,11 +167,11 @@ def _rule_json(decision: Decision) -> dict[str, Any] | None:
 
 def _check(robots: RobotsTxt, source: Source, token: str, url: str) -> dict[str, Any]:
     decision = robots.decide(url, token)
-    if source.disallow_all and decision.reason != "robots-txt":
+    if source.disallow_all and decision.reason != REASON_ROBOTS_TXT:
         return {
             "url": url,
             "allowed": False,
-            "reason": "http-status",
+            "reason": DROP_STATUS,  # the middleware's reason for it
             "explain": f"DISALLOWED: robots.txt answered HTTP {source.status} "
             "(1994: everything disallowed)",
             "rule": None,

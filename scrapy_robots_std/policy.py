@@ -8,36 +8,107 @@ either standard. :func:`retry_delay` and :func:`cache_ttl` are the timing rules.
 from __future__ import annotations
 
 import re
+import sys
 import time
 from dataclasses import dataclass
 from datetime import timezone
 from email.utils import parsedate_to_datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
 
-#: The verdicts a fetch can end in.
-PARSE: Final = "parse"  # 2xx: the body's rules apply
-ALLOW_ALL: Final = "allow-all"  # no restrictions (4xx, too many redirects)
-DISALLOW_ALL: Final = "disallow-all"  # 1994 only: 401/403
-UNREACHABLE: Final = "unreachable"  # 429, 5xx, network: disallow everything for now
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - Python 3.10
+    from enum import Enum
 
-VERDICTS: Final = (PARSE, ALLOW_ALL, DISALLOW_ALL, UNREACHABLE)
+    class StrEnum(str, Enum):
+        """Python 3.11's ``enum.StrEnum``: members are their values, as text too."""
+
+        def __str__(self) -> str:
+            return str.__str__(self)
+
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+
+class Verdict(StrEnum):
+    """The verdicts a fetch can end in (``CacheEntry.verdict``)."""
+
+    PARSE = "parse"  # 2xx: the body's rules apply
+    ALLOW_ALL = "allow-all"  # no restrictions (4xx, too many redirects)
+    DISALLOW_ALL = "disallow-all"  # 1994 only: 401/403
+    UNREACHABLE = "unreachable"  # 429, 5xx, network: disallow everything for now
+
+
+class FetchReason(StrEnum):
+    """Why a fetch ended in its verdict (``CacheEntry.reason``): a short, bounded
+    label, fit for a stat key. Every value but ``SHUTDOWN`` is
+    :func:`fetch_verdict`'s."""
+
+    OK = "2xx"
+    NOT_MODIFIED = "304"  # a 304 to a conditional request: the cached copy renewed
+    CLIENT_ERROR = "4xx"  # 4xx but 429 (and, in 1994 mode, 401 and 403)
+    UNAUTHORIZED = "401-403"  # 1994 mode: access to the site is restricted
+    TOO_MANY_REQUESTS = "429"
+    SERVER_ERROR = "5xx"
+    NETWORK = "network"  # no response (an exception, a timeout)
+    REDIRECTS = "redirects"  # a redirect not followed (RedirectFailure, or no Location)
+    STATUS = "status"  # a status outside 2xx-5xx
+    #: another downloader middleware raised ``IgnoreRequest`` on the robots.txt
+    #: request (e.g. ``HTTPCACHE_IGNORE_MISSING``): the origin counts as having no
+    #: robots.txt, and no retry can change that
+    IGNORED = "ignored"
+    #: no outcome: the crawl stopped before the fetch ended (never stored)
+    SHUTDOWN = "shutdown"
+
+
+class RedirectFailure(StrEnum):
+    """Why a redirect chain was abandoned; each is treated like a 4xx."""
+
+    TOO_MANY = "too-many-redirects"
+    LOOP = "redirect-loop"
+    BAD_LOCATION = "bad-redirect-location"
+
+
+class FetchSource(StrEnum):
+    """Where the entry a fetch cycle ends with comes from (the audit records it)."""
+
+    DOWNLOAD = "download"  # this process decided it from a download
+    REVALIDATED = "revalidated"  # a 304 renewed the cached copy
+    STALE = "stale"  # unreachable: the earlier copy stands in (RFC 9309 2.4)
+    STORE = "store"  # the cache's store: another process, or an earlier run
+
 
 #: Redirect hops followed before a robots.txt counts as unavailable (RFC 9309 2.3.1.2).
 MAX_REDIRECTS: Final = 5
 #: The longest any verdict may be cached (RFC 9309 2.4: 24 hours).
 MAX_TTL: Final = 86400.0
 
-# Why a redirect chain was abandoned; each is treated like a 4xx.
-REDIRECT_TOO_MANY: Final = "too-many-redirects"
-REDIRECT_LOOP: Final = "redirect-loop"
-REDIRECT_BAD_LOCATION: Final = "bad-redirect-location"
 
-#: The reason of the verdict when another downloader middleware raised
-#: ``IgnoreRequest`` on the robots.txt request (e.g. ``HTTPCACHE_IGNORE_MISSING``): the
-#: origin counts as having no robots.txt, and no retry can change that.
-IGNORED: Final = "ignored"
+def is_redirect(status: int, has_location: bool) -> bool:
+    """A response whose ``Location`` is followed: a 3xx that has one, but a 304
+    (it answers a conditional request, whatever its headers say)."""
+    return 300 <= status < 400 and status != 304 and has_location
+
+
+def redirect_failure(
+    target: str | None, seen: Collection[str], hops: int
+) -> RedirectFailure | None:
+    """Why the redirect to ``target`` is not followed; ``None``: follow it.
+
+    ``target`` is the absolute http(s) URL the ``Location`` names (``None``: it
+    names none), ``seen`` the URLs of the chain so far, ``hops`` the redirects
+    followed so far: at most :data:`MAX_REDIRECTS` (RFC 9309 2.3.1.2: at least five).
+    """
+    if target is None:
+        return RedirectFailure.BAD_LOCATION
+    if target in seen:
+        return RedirectFailure.LOOP
+    if hops >= MAX_REDIRECTS:
+        return RedirectFailure.TOO_MANY
+    return None
 
 
 @dataclass(frozen=True)
@@ -53,7 +124,7 @@ class FetchOutcome:
 
     status: int | None = None
     error: str | None = None
-    redirect_failure: str | None = None
+    redirect_failure: RedirectFailure | None = None
     redirects: int = 0
     #: a ``304`` answering the validators of the copy in the cache
     not_modified: bool = False
@@ -63,17 +134,11 @@ class FetchOutcome:
 
 @dataclass(frozen=True)
 class FetchVerdict:
-    """The meaning of a :class:`FetchOutcome`.
+    """The meaning of a :class:`FetchOutcome`: a :class:`Verdict`, its
+    :class:`FetchReason`, and whether another attempt may change the answer."""
 
-    ``verdict`` is one of :data:`VERDICTS`; ``reason`` is a short, bounded label
-    (``"2xx"``, ``"404"``-style classes are folded: ``"4xx"``, ``"401-403"``,
-    ``"429"``, ``"5xx"``, ``"network"``, ``"redirects"``, ``"status"``,
-    ``"ignored"``) fit for a stat key; ``retry`` tells whether another attempt may
-    change the answer.
-    """
-
-    verdict: str
-    reason: str
+    verdict: Verdict
+    reason: FetchReason
     retry: bool = False
 
 
@@ -102,30 +167,32 @@ def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdic
     if outcome.ignored:
         # Not downloaded on purpose: final, like Scrapy's built-in middleware, which
         # treats it as a site without robots.txt.
-        return FetchVerdict(ALLOW_ALL, IGNORED)
+        return FetchVerdict(Verdict.ALLOW_ALL, FetchReason.IGNORED)
     if outcome.redirect_failure is not None:
-        return FetchVerdict(ALLOW_ALL, "redirects")
+        return FetchVerdict(Verdict.ALLOW_ALL, FetchReason.REDIRECTS)
     if outcome.not_modified:
         # The cached copy is current: its rules keep applying, renewed.
-        return FetchVerdict(PARSE, "304")
+        return FetchVerdict(Verdict.PARSE, FetchReason.NOT_MODIFIED)
     status = outcome.status
     if status is None:
-        return FetchVerdict(UNREACHABLE, "network", retry=True)
+        return FetchVerdict(Verdict.UNREACHABLE, FetchReason.NETWORK, retry=True)
     if 200 <= status < 300:
-        return FetchVerdict(PARSE, "2xx")
+        return FetchVerdict(Verdict.PARSE, FetchReason.OK)
     if 300 <= status < 400:
         # A redirect the fetcher did not follow (no Location): RFC 9309 treats an
         # unfollowable redirect like "unavailable".
-        return FetchVerdict(ALLOW_ALL, "redirects")
+        return FetchVerdict(Verdict.ALLOW_ALL, FetchReason.REDIRECTS)
     if status == 429:
-        return FetchVerdict(UNREACHABLE, "429", retry=True)
+        return FetchVerdict(
+            Verdict.UNREACHABLE, FetchReason.TOO_MANY_REQUESTS, retry=True
+        )
     if 400 <= status < 500:
         if standard == STD1994 and status in (401, 403):
-            return FetchVerdict(DISALLOW_ALL, "401-403")
-        return FetchVerdict(ALLOW_ALL, "4xx")
+            return FetchVerdict(Verdict.DISALLOW_ALL, FetchReason.UNAUTHORIZED)
+        return FetchVerdict(Verdict.ALLOW_ALL, FetchReason.CLIENT_ERROR)
     if 500 <= status < 600:
-        return FetchVerdict(UNREACHABLE, "5xx", retry=True)
-    return FetchVerdict(UNREACHABLE, "status", retry=True)
+        return FetchVerdict(Verdict.UNREACHABLE, FetchReason.SERVER_ERROR, retry=True)
+    return FetchVerdict(Verdict.UNREACHABLE, FetchReason.STATUS, retry=True)
 
 
 #: The longest validator (``ETag``, ``Last-Modified``) kept and sent back.
@@ -199,7 +266,7 @@ def cache_ttl(
     ``no-cache`` robots.txt is not refetched before every page) and never above
     24 hours.
     """
-    if verdict.verdict == UNREACHABLE:
+    if verdict.verdict == Verdict.UNREACHABLE:
         return max(0.0, min(unreachable_ttl, MAX_TTL))
     fresh = ttl if header_max_age is None else min(ttl, header_max_age)
     return max(0.0, min(max(fresh, min_ttl), MAX_TTL))

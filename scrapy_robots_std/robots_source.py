@@ -1,10 +1,13 @@
 """robots.txt for the command line: read from a file or standard input, or fetched.
 
 The live fetch has one deadline for everything (connect, headers, redirects and
-body), follows http(s) redirects only (at most five), decodes ``Content-Encoding``
-under the middleware's decompression cap, and keeps the first 500 KiB (and one byte
-more, so the parser can tell the body was cut). Every failure is a :class:`CliError`
-with one line to print.
+body). What it answers is judged as in a crawl, with the package's own rules and
+limits: redirects are followed as the middleware follows them (to http(s) URLs only,
+at most :data:`~scrapy_robots_std.policy.MAX_REDIRECTS` hops), the outcome goes
+through :func:`~scrapy_robots_std.policy.fetch_verdict`, a compressed body inflates
+up to ``ROBOTS_STD_MAX_DECOMPRESSED_SIZE``'s default, and the body is cut where the
+parser stops reading (``MAX_READ_BYTES``: 500 KiB, the line that crosses it, and one
+byte more). Every failure is a :class:`CliError` with one line to print.
 """
 
 from __future__ import annotations
@@ -23,7 +26,17 @@ from typing import Any
 from urllib.parse import SplitResult, quote, urljoin, urlsplit, urlunsplit
 
 from scrapy_robots_std.config import DEFAULTS
-from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES, STD1994
+from scrapy_robots_std.policy import (
+    MAX_REDIRECTS,
+    FetchOutcome,
+    FetchReason,
+    RedirectFailure,
+    Verdict,
+    fetch_verdict,
+    is_redirect,
+    redirect_failure,
+)
+from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
 
 __all__ = ["FETCH_TIMEOUT", "CliError", "Source", "load", "one_line"]
 
@@ -31,8 +44,6 @@ __all__ = ["FETCH_TIMEOUT", "CliError", "Source", "load", "one_line"]
 FETCH_TIMEOUT = 10.0
 #: What a compressed body may inflate to, as in the middleware.
 MAX_DECOMPRESSED: int = DEFAULTS["ROBOTS_STD_MAX_DECOMPRESSED_SIZE"]
-#: RFC 9309 section 2.3.1.2: follow at least five consecutive redirects.
-MAX_REDIRECTS = 5
 _USER_AGENT = "scrapy-robots-std (robots.txt checker; +https://pypi.org/project/scrapy-robots-std/)"
 
 
@@ -47,8 +58,13 @@ class Source:
     status: int | None = None
     #: What was done with a non-2xx answer (also printed on stderr).
     note: str | None = None
-    #: 1994 mode: robots.txt answered 401/403, which disallows everything.
-    disallow_all: bool = False
+    #: the fetch policy's verdict (a file or standard input: parse)
+    verdict: Verdict = Verdict.PARSE
+
+    @property
+    def disallow_all(self) -> bool:
+        """1994 mode: robots.txt answered 401/403, which disallows everything."""
+        return self.verdict == Verdict.DISALLOW_ALL
 
 
 def one_line(exc: BaseException) -> str:
@@ -208,43 +224,54 @@ def _decode(body: bytes, content_encoding: str | None, url: str) -> bytes:
     return body
 
 
-def _status_source(code: int, url: str, standard: str) -> Source:
-    """What a final non-2xx answer means (the middleware's fetch policy)."""
-    if 300 <= code < 400:
-        return Source(
-            b"",
-            code,
-            f"{url}: HTTP {code} without a Location to follow; treated as "
-            "unavailable (4xx): everything allowed",
-        )
-    if code == 429 or code >= 500:
+@dataclass(frozen=True)
+class _Fetched:
+    """What the fetch ended with: the outcome the fetch policy judges
+    (:func:`scrapy_robots_std.policy.fetch_verdict`, as in a crawl), the URL that
+    answered, its status, the body of a 2xx, and why a redirect was not followed or
+    the fetch failed, in words."""
+
+    outcome: FetchOutcome
+    url: str
+    status: int | None = None
+    body: bytes = b""
+    detail: str = ""
+
+
+def _failed(url: str, error: BaseException, message: str) -> _Fetched:
+    return _Fetched(FetchOutcome(error=type(error).__name__), url, detail=message)
+
+
+def _source(fetched: _Fetched, standard: str) -> Source:
+    """What the CLI does with the fetch policy's verdict: exit 2 when robots.txt is
+    unreachable; otherwise the body, or no body and a note saying why."""
+    verdict = fetch_verdict(fetched.outcome, standard)
+    url, code = fetched.url, fetched.status
+    if verdict.verdict == Verdict.UNREACHABLE:
+        if code is None:
+            raise CliError(fetched.detail)
+        if verdict.reason == FetchReason.STATUS:
+            raise CliError(f"cannot fetch {url}: unexpected HTTP status {code}")
         raise CliError(
             f"cannot fetch {url}: HTTP {code}; robots.txt is unreachable "
             "(a crawler must assume everything is disallowed)"
         )
-    if 400 <= code < 500:
-        if standard == STD1994 and code in {401, 403}:
-            return Source(
-                b"",
-                code,
-                f"{url}: HTTP {code}; 1994 standard: access to the site is "
-                "restricted, everything disallowed",
-                disallow_all=True,
-            )
-        return Source(
-            b"",
-            code,
-            f"{url}: HTTP {code}; treated as an empty robots.txt (everything allowed)",
+    if verdict.verdict == Verdict.PARSE:
+        return Source(fetched.body, code)
+    if verdict.verdict == Verdict.DISALLOW_ALL:
+        note = (
+            f"{url}: HTTP {code}; 1994 standard: access to the site is restricted, "
+            "everything disallowed"
         )
-    raise CliError(f"cannot fetch {url}: unexpected HTTP status {code}")
-
-
-def _unfollowable(url: str, code: int, why: str) -> Source:
-    """A redirect the middleware does not follow: RFC 9309 2.3.1.2 lets a crawler
-    treat robots.txt as unavailable, which allows everything."""
-    return Source(
-        b"", code, f"{url}: {why}; treated as unavailable (4xx): everything allowed"
-    )
+    elif verdict.reason == FetchReason.REDIRECTS:
+        why = fetched.detail or f"HTTP {code} without a Location to follow"
+        # RFC 9309 2.3.1.2 lets a crawler treat robots.txt as unavailable.
+        note = f"{url}: {why}; treated as unavailable (4xx): everything allowed"
+    else:
+        note = (
+            f"{url}: HTTP {code}; treated as an empty robots.txt (everything allowed)"
+        )
+    return Source(b"", code, note, verdict.verdict)
 
 
 def _redirect_target(url: str, location: str | None) -> tuple[str | None, str]:
@@ -288,27 +315,28 @@ class _Fetch:
     the worker is blocked in.
     """
 
-    def __init__(self, url: str, standard: str, timeout: float) -> None:
+    def __init__(self, url: str, timeout: float) -> None:
         self.url = url
-        self.standard = standard
         self.timeout = timeout
         self.deadline = time.monotonic() + timeout
-        self.result: Source | None = None
+        self.result: _Fetched | None = None
         self.error: BaseException | None = None
         self._lock = threading.Lock()
         self._cancelled = False
         self._conn: http.client.HTTPConnection | None = None
 
-    def run(self) -> Source:
+    def run(self) -> _Fetched:
         worker = threading.Thread(target=self._work, name="robots-fetch", daemon=True)
         worker.start()
         worker.join(self.timeout)
         if worker.is_alive():
             self.cancel()
             worker.join(1.0)
-            raise CliError(
+            return _failed(
+                self.url,
+                TimeoutError(),
                 f"cannot fetch {self.url}: timed out, no complete answer within "
-                f"{self.timeout:g} s (connect, headers and body together)"
+                f"{self.timeout:g} s (connect, headers and body together)",
             )
         if self.error is not None:
             raise self.error
@@ -327,50 +355,60 @@ class _Fetch:
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
     def _work(self) -> None:
+        url = self.url
         try:
             self.result = self._follow()
         except CliError as exc:
-            self.error = exc
-        except TimeoutError:
-            self.error = CliError(
-                f"cannot fetch {self.url}: timed out after {self.timeout:g} s"
-            )
+            self.result = _failed(url, exc, str(exc))
+        except TimeoutError as exc:
+            message = f"cannot fetch {url}: timed out after {self.timeout:g} s"
+            self.result = _failed(url, exc, message)
         except (OSError, http.client.HTTPException, ValueError, UnicodeError) as exc:
-            self.error = CliError(f"cannot fetch {self.url}: {one_line(exc)}")
+            self.result = _failed(url, exc, f"cannot fetch {url}: {one_line(exc)}")
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             self.error = exc
 
-    def _follow(self) -> Source:
+    def _follow(self) -> _Fetched:
+        """Follow redirects as the middleware does (policy.is_redirect and
+        policy.redirect_failure: at most MAX_REDIRECTS hops, to any origin)."""
         url = self.url
         seen = {url}
-        for hop in range(MAX_REDIRECTS + 1):
+        hops = 0
+        while True:
             conn, response = self._get(url)
             try:
                 code = int(response.status)
-                if code in _REDIRECT_STATUSES:
-                    target, why = _redirect_target(url, response.getheader("Location"))
-                    if target is None:
-                        return _unfollowable(url, code, f"HTTP {code} {why}")
-                    if target in seen:
-                        return _unfollowable(
-                            url, code, f"redirect loop (back to {target})"
-                        )
-                    if hop == MAX_REDIRECTS:
-                        return _unfollowable(
-                            self.url, code, f"more than {MAX_REDIRECTS} redirects"
-                        )
-                    seen.add(target)
-                    url = target
-                    continue
-                if 200 <= code < 300:
-                    body = self._read_body(response)
-                    encoding = response.getheader("Content-Encoding")
-                    return Source(_decode(body, encoding, url), code)
-                return _status_source(code, url, self.standard)
+                location = response.getheader("Location")
+                if not is_redirect(code, location is not None):
+                    return self._answer(url, code, response)
+                target, why = _redirect_target(url, location)
+                problem = redirect_failure(target, seen, hops)
             finally:
                 response.close()
                 conn.close()
-        raise AssertionError("unreachable")  # pragma: no cover
+            if problem is not None:
+                if problem == RedirectFailure.LOOP:
+                    why = f"redirect loop (back to {target})"
+                elif problem == RedirectFailure.TOO_MANY:
+                    url, why = self.url, f"more than {MAX_REDIRECTS} redirects"
+                else:
+                    why = f"HTTP {code} {why}"
+                outcome = FetchOutcome(redirect_failure=problem, redirects=hops)
+                return _Fetched(outcome, url, code, detail=why)
+            assert target is not None  # a redirect_failure otherwise
+            seen.add(target)
+            hops += 1
+            url = target
+
+    def _answer(
+        self, url: str, code: int, response: http.client.HTTPResponse
+    ) -> _Fetched:
+        """The final answer; a 2xx's body read and decoded."""
+        body = b""
+        if 200 <= code < 300:
+            encoding = response.getheader("Content-Encoding")
+            body = _decode(self._read_body(response), encoding, url)
+        return _Fetched(FetchOutcome(status=code), url, code, body)
 
     def _get(
         self, url: str
@@ -422,17 +460,7 @@ class _Fetch:
         return b"".join(chunks)
 
 
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-
-
-def _fetch(url: str, standard: str, timeout: float) -> Source:
-    return _Fetch(url, standard, timeout).run()
-
-
 def load(source: str, standard: str, timeout: float) -> Source:
     if _is_url(source):
-        return _fetch(source, standard, timeout)
+        return _source(_Fetch(source, timeout).run(), standard)
     return _read_file(source)
-
-
-# -- checking -------------------------------------------------------------------------

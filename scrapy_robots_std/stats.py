@@ -8,17 +8,24 @@ from __future__ import annotations
 
 from typing import Final
 
+from scrapy_robots_std.policy import FetchReason, FetchSource, Verdict
+from scrapy_robots_std.robotstxt.robots import REASON_RULE, REASON_TOO_COMPLEX
+
 #: Prefix of every stat key this package adds.
 PREFIX: Final = "robots_std/"
 
-# Why a request was dropped (the ``robots_std/dropped/<reason>`` keys).
-DROP_RULE: Final = "rule"  # a Disallow rule of the robots.txt decided
-DROP_UNREACHABLE: Final = "unreachable"  # robots.txt could not be fetched
+# Why a request was dropped (the ``robots_std/dropped/<reason>`` keys), and the
+# ``Decision.reason`` of a request disallowed without a rule. A drop named after
+# what decided it takes that name from where it is defined.
+DROP_RULE: Final = REASON_RULE  # a Disallow rule of the robots.txt decided
+#: robots.txt could not be fetched (its verdict)
+DROP_UNREACHABLE: Final = Verdict.UNREACHABLE.value
 DROP_STATUS: Final = "http-status"  # 1994 mode: robots.txt answered 401 or 403
-DROP_SHUTDOWN: Final = "shutdown"  # still waiting for robots.txt when the spider closed
+#: still waiting for robots.txt when the spider closed (the verdict's reason)
+DROP_SHUTDOWN: Final = FetchReason.SHUTDOWN.value
 #: the robots.txt's wildcard rules need more work than one check may take (a hostile
-#: file): disallowed to be safe (robots.REASON_TOO_COMPLEX)
-DROP_TOO_COMPLEX: Final = "too-complex"
+#: file): disallowed to be safe
+DROP_TOO_COMPLEX: Final = REASON_TOO_COMPLEX
 # Usage preferences (ROBOTS_STD_USAGE_ENFORCE = "drop"): not access rules.
 DROP_USAGE: Final = "usage"  # robots.txt's Content-Usage/Content-Signal said no
 DROP_USAGE_HEADER: Final = "usage-header"  # the response's headers said no
@@ -61,14 +68,17 @@ def dropped_by_origin(origin: str) -> str:
 
 
 def verdict(name: str) -> str:
-    """``name``: a policy verdict, or ``"stale"`` or ``"ignored"``."""
+    """``name``: a :class:`~scrapy_robots_std.policy.Verdict`; see also the two below."""
     return stat("verdict", name)
 
 
 #: fetch cycles ended by an ``IgnoreRequest`` another downloader middleware raised on
 #: the robots.txt request (``HTTPCACHE_IGNORE_MISSING``): no restrictions, counted in
 #: ``robots_std/verdict/allow-all`` too
-VERDICT_IGNORED: Final = verdict("ignored")
+VERDICT_IGNORED: Final = verdict(FetchReason.IGNORED)
+#: fetch cycles that found the origin unreachable and kept the earlier copy (RFC
+#: 9309 2.4), counted in ``robots_std/verdict/unreachable`` too
+VERDICT_STALE: Final = verdict(FetchSource.STALE)
 
 FETCH_RETRIES: Final = stat("fetch", "retries")
 #: robots.txt downloads cancelled because the crawl stopped

@@ -3,14 +3,15 @@ and no record outlives the 24 h RFC 9309 allows (issue 16, point 5)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
 import pytest
 from cache_helpers import parse_entry
 
-from scrapy_robots_std.cache.record import dump_meta, load_meta
-from scrapy_robots_std.policy import MAX_TTL
+from scrapy_robots_std.cache.record import build_entry, dump_meta, load_meta, pack_body
+from scrapy_robots_std.policy import MAX_TTL, FetchReason, Verdict
 
 A = "http://a.example:80"
 RULES = b"User-agent: *\nDisallow: /private/\n"
@@ -79,3 +80,55 @@ def test_a_time_a_little_ahead_is_a_clock_skew_and_valid() -> None:
     meta = load_meta(_fields(fetched_at=ahead, expires_at=ahead + 3600))
     assert meta is not None
     assert meta.fetched_at == ahead
+
+
+# -- records written before the vocabularies had one home (issue 24) ------------------
+
+#: A record as versions before issue 24 wrote it (FORMAT 1): plain strings for the
+#: verdict and the reason, the digest in hex.
+OLD_RECORD = (
+    '{"format":1,"origin":"https://a.example:443","standard":"rfc9309",'
+    '"robots_url":"https://a.example/robots.txt","verdict":"parse","reason":"2xx",'
+    '"detail":"HTTP 200","status":200,"fetched_at":%(now)r,"expires_at":%(later)r,'
+    '"etag":"\\"v1\\"","body_sha256":"%(sha)s","body_bytes":%(size)d}'
+)
+
+
+def test_a_record_written_before_still_loads_and_writes_back_the_same() -> None:
+    now = time.time()
+    fields = {
+        "now": now,
+        "later": now + 3600,
+        "sha": hashlib.sha256(RULES).hexdigest(),
+        "size": len(RULES),
+    }
+    raw = (OLD_RECORD % fields).encode()
+    meta = load_meta(raw)
+    assert meta is not None
+    entry = build_entry(meta, pack_body(RULES))
+    assert entry is not None
+    assert entry.verdict is Verdict.PARSE
+    assert entry.reason is FetchReason.OK
+    assert (entry.robots_url, entry.detail, entry.etag) == (
+        "https://a.example/robots.txt",
+        "HTTP 200",
+        '"v1"',
+    )
+    assert (entry.body_sha256, entry.body_bytes) == (fields["sha"], len(RULES))
+    assert entry.robots is not None
+    assert not entry.robots.allowed("https://a.example/private/x", "Bot")
+    assert json.loads(dump_meta(entry, "rfc9309")) == json.loads(raw)
+
+
+@pytest.mark.parametrize("reason", [r.value for r in FetchReason])
+def test_every_reason_reads_back_as_its_member(reason: str) -> None:
+    meta = load_meta(_fields(reason=reason))
+    assert meta is not None
+    assert meta.reason is FetchReason(reason)
+
+
+def test_a_reason_this_version_does_not_know_is_kept_as_text() -> None:
+    """A newer version's label: the record is still usable."""
+    meta = load_meta(_fields(reason="5xx-after-backoff"))
+    assert meta is not None
+    assert meta.reason == "5xx-after-backoff"

@@ -77,16 +77,30 @@ def test_one_process_stores_another_reads_and_parses_again(
     assert not loaded.robots.allowed("http://a.example/private/x", "Bot")
     assert stats.values["robots_std/cache/store_hit"] == 1
     assert second.get(B) is None
-    assert len(second) == 1  # its memory layer
+    assert len(second) == 1  # the records under its prefix
 
 
-def test_a_fresh_entry_is_served_from_memory(
+def test_len_counts_the_records_under_the_prefix_only(
     make_cache: Callable[..., RedisCache], client: redis.Redis
 ) -> None:
+    client.set("robots_std:robots", b"not a record")  # no ":" after the kind
+    client.set("other:robots:x", b"another prefix")
+    cache = make_cache(prefix="a*b")
+    cache.put(allow_all_entry(A))
+    cache.put(allow_all_entry(B))
+    assert len(cache) == 2
+    assert len(make_cache()) == 0
+
+
+def test_nothing_is_kept_in_memory_every_get_reads_redis(
+    make_cache: Callable[..., RedisCache], client: redis.Redis
+) -> None:
+    """The crawl's one in-memory layer is the middleware's (tests/test_cache_layer.py)."""
     cache = make_cache()
     cache.put(allow_all_entry(A))
-    client.flushall()  # behind the cache's back
     assert cache.get(A) is not None
+    client.flushall()  # behind the cache's back
+    assert cache.get(A) is None
 
 
 def test_keys_live_under_the_prefix(
@@ -116,13 +130,15 @@ def test_a_damaged_record_is_a_miss(
     assert cache.get(B) is None
 
 
-def test_a_newer_entry_replaces_a_stale_one_in_memory(
+def test_a_newer_entry_replaces_a_stale_one_known(
     make_cache: Callable[..., RedisCache],
 ) -> None:
     mine, theirs = make_cache(), make_cache()
-    mine.put(parse_entry(A, RULES, ttl=-1), RULES)
+    known = parse_entry(A, RULES, ttl=-1)
+    mine.put(known, RULES)
+    assert mine.newer(A, known) is None  # the same record: nothing newer
     theirs.put(allow_all_entry(A))
-    loaded = mine.get(A)
+    loaded = mine.newer(A, known)
     assert loaded is not None
     assert loaded.fresh()
     assert loaded.verdict == "allow-all"
@@ -235,7 +251,7 @@ def test_a_dead_server_degrades_to_memory_with_one_warning(
         assert cache.claim(A, 10)  # nobody to take turns with: fetch here
         entry = parse_entry(A, RULES)
         assert cache.put(entry, RULES) == 0
-        assert cache.get(A) is entry  # kept in memory
+        assert cache.get(A) is None  # the crawl's memory layer keeps it, not this
         cache.release(A)
         cache.close()
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
@@ -291,7 +307,6 @@ def test_from_crawler_reads_the_settings(redis_url: str) -> None:
             "ROBOTS_STD_REDIS_TIMEOUT": "0.25",
             "ROBOTS_STD_CACHE_TTL": 600,
             "ROBOTS_STD_CACHE_MIN_TTL": 60,
-            "ROBOTS_STD_CACHE_MAX_ORIGINS": 5,
             "ROBOTS_STD_STANDARD": "1994",
         }
     )
@@ -302,7 +317,6 @@ def test_from_crawler_reads_the_settings(redis_url: str) -> None:
         86400.0,  # 24 h past expiry whatever the TTL: to be revalidated
         "1994",
     )
-    assert cache._front.max_origins == 5
     kwargs = cache._redis.connection_pool.connection_kwargs
     assert kwargs["socket_timeout"] == 0.25
 

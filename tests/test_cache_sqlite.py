@@ -90,11 +90,18 @@ def test_an_entry_survives_the_process_and_its_rules_are_parsed_again(
     later.close()
 
 
-def test_a_fresh_entry_is_served_from_memory(cache: SqliteCache, path: Path) -> None:
+def test_nothing_is_kept_in_memory_every_get_reads_the_file(
+    cache: SqliteCache, path: Path
+) -> None:
+    """The crawl's one in-memory layer is the middleware's (tests/test_cache_layer.py)."""
     cache.put(parse_entry(A, RULES), RULES)
+    first, second = cache.get(A), cache.get(A)
+    assert first is not None
+    assert second is not None
+    assert first.robots is not second.robots  # parsed again each time
     with sqlite3.connect(path) as db:  # behind the cache's back
         db.execute("DELETE FROM robots_std_entries")
-    assert cache.get(A) is not None
+    assert cache.get(A) is None
 
 
 def test_verdicts_without_a_body_are_stored(cache: SqliteCache, path: Path) -> None:
@@ -188,23 +195,28 @@ def test_a_stale_copy_re_dated_keeps_its_stored_body(
     later.close()
 
 
-def test_a_parsed_entry_without_a_body_stays_in_memory(
-    cache: SqliteCache, path: Path
+def test_a_parsed_entry_without_a_body_is_not_stored(
+    path: Path,
 ) -> None:
-    entry = parse_entry(A, RULES)
-    cache.put(entry)  # nothing to store: no body
-    assert cache.get(A) is entry
+    stats = Stats()
+    cache = reopened(path, stats=stats)
+    cache.put(parse_entry(A, RULES))  # nothing to store: no body, no record to re-date
+    assert cache.get(A) is None
     assert rows(path) == 0
+    assert stats.values["robots_std/cache/redate_missed"] == 1
+    cache.close()
 
 
-def test_a_newer_entry_in_the_file_replaces_a_stale_one_in_memory(
+def test_a_newer_entry_in_the_file_replaces_a_stale_one_known(
     cache: SqliteCache, path: Path
 ) -> None:
-    cache.put(parse_entry(A, RULES, ttl=-1), RULES)
+    known = parse_entry(A, RULES, ttl=-1)
+    cache.put(known, RULES)
+    assert cache.newer(A, known) is None  # the same record: nothing newer
     other = reopened(path)
     newer = parse_entry(A, b"User-agent: *\nDisallow: /\n")
     other.put(newer, b"User-agent: *\nDisallow: /\n")
-    loaded = cache.get(A)
+    loaded = cache.newer(A, known)
     assert loaded is not None
     assert loaded.fresh()
     assert loaded.robots is not None
@@ -212,10 +224,23 @@ def test_a_newer_entry_in_the_file_replaces_a_stale_one_in_memory(
     other.close()
 
 
+def test_the_same_fetch_re_dated_elsewhere_is_not_parsed_again(
+    cache: SqliteCache, path: Path
+) -> None:
+    known = parse_entry(A, RULES, ttl=-1)
+    cache.put(known, RULES)
+    other = reopened(path)
+    other.put(dataclasses.replace(known, expires_at=time.time() + 60))  # a 304
+    loaded = cache.newer(A, known)
+    assert loaded is not None
+    assert loaded.fresh()
+    assert loaded.robots is known.robots
+    other.close()
+
+
 def test_close_keeps_the_file_in_wal_mode(cache: SqliteCache, path: Path) -> None:
     cache.put(allow_all_entry(A))
     cache.close()
-    assert len(cache._front) == 0
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     assert rows(path) == 1
@@ -232,8 +257,8 @@ def test_a_file_that_is_not_a_database_degrades_to_memory(
     with caplog.at_level(logging.DEBUG, logger="scrapy_robots_std.cache"):
         cache.open()
         assert cache.put(allow_all_entry(A)) == 0
-        assert cache.get(A) is not None  # the memory layer still works
-        assert cache.get(B) is None
+        assert cache.get(A) is None  # a miss, never an "allow"
+        assert len(cache) == 0
         cache.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [

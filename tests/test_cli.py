@@ -21,6 +21,10 @@ from hostile import BlackHole, GzipBomb, HostileServer, Reply, Streaming, Trickl
 import scrapy_robots_std
 from scrapy_robots_std import cli as _cli
 from scrapy_robots_std.cli import main
+from scrapy_robots_std.policy import MAX_REDIRECTS, FetchOutcome, Verdict, fetch_verdict
+from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES, MAX_READ_BYTES
+from scrapy_robots_std.robotstxt.robots import RobotsTxt
+from scrapy_robots_std.stats import DROP_STATUS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -473,6 +477,95 @@ def test_url_body_is_read_to_500_kib_only(
     )
     assert main([server.url("/robots.txt"), f"{SITE}/a", "-t", "FooBot", "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["truncated"] is True
+
+
+# -- the crawl's fetch policy and limits, shared (issue 24, point 5) ----------------------
+
+
+@pytest.mark.parametrize("standard", ["rfc9309", "1994"])
+@pytest.mark.parametrize(
+    "status", [200, 299, 300, 301, 304, 399, 400, 401, 403, 404, 429, 500, 503, 599]
+)
+def test_url_answers_as_the_crawl_fetch_policy_decides(
+    server: ScriptedServer,
+    capsys: pytest.CaptureFixture[str],
+    status: int,
+    standard: str,
+) -> None:
+    """Whatever the status, the CLI does what ``policy.fetch_verdict`` says a crawl
+    does: parse the body, allow or disallow everything, or (unreachable) exit 2."""
+    server.add_route("/robots.txt", status, ROBOTS)  # no Location: not a redirect
+    argv = [server.url("/robots.txt"), f"{SITE}/private/x", "-t", "FooBot", "--json"]
+    code = main([*argv, "--standard", standard])
+    out, err = capsys.readouterr()
+    verdict = fetch_verdict(FetchOutcome(status=status), standard)
+    if verdict.verdict == Verdict.UNREACHABLE:
+        assert (code, out) == (2, "")
+        assert_one_error_line(err)
+        return
+    [result] = json.loads(out)["results"]
+    expected = {
+        Verdict.PARSE: (1, False, "rule"),  # FooBot: Disallow: /private
+        Verdict.ALLOW_ALL: (0, True, "no-group"),
+        Verdict.DISALLOW_ALL: (1, False, DROP_STATUS),
+    }[verdict.verdict]
+    assert (code, result["allowed"], result["reason"]) == expected
+    assert (err == "") is (verdict.verdict == Verdict.PARSE)
+
+
+@pytest.mark.parametrize(
+    ("hops", "followed"),
+    [(MAX_REDIRECTS, True), (MAX_REDIRECTS + 1, False)],
+)
+def test_url_redirects_are_followed_as_far_as_the_crawl_follows_them(
+    server: ScriptedServer,
+    capsys: pytest.CaptureFixture[str],
+    hops: int,
+    followed: bool,
+) -> None:
+    for n in range(hops):
+        # 300 and 305 too: the crawl follows any 3xx but 304 that has a Location.
+        status = (300, 301, 302, 303, 305, 307, 308)[n % 7]
+        server.add_route(f"/hop{n}", status, headers={"Location": f"/hop{n + 1}"})
+    server.add_route(f"/hop{hops}", 200, ROBOTS)
+    code = main([server.url("/hop0"), f"{SITE}/private/x", "-t", "FooBot"])
+    err = capsys.readouterr().err
+    assert code == (1 if followed else 0)
+    assert (f"/hop{hops}" in server.requests) is followed
+    assert len(server.requests) == min(hops, MAX_REDIRECTS) + 1
+    if not followed:
+        assert f"more than {MAX_REDIRECTS} redirects" in err
+
+
+def test_url_304_with_a_location_is_not_a_redirect(
+    server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.add_route("/robots.txt", 304, headers={"Location": "/elsewhere"})
+    server.add_route("/elsewhere", 200, ROBOTS)
+    assert main([server.url("/robots.txt"), f"{SITE}/private/x", "-t", "FooBot"]) == 0
+    assert server.requests == ["/robots.txt"]
+    assert "HTTP 304 without a Location to follow" in capsys.readouterr().err
+
+
+def test_url_oversized_body_is_cut_where_the_crawl_cuts_it(
+    server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The parser's 512,000 bytes fall inside a rule: the CLI reads MAX_READ_BYTES
+    off the wire, as the middleware does, so it completes that rule and ignores the
+    rest, and answers as a crawl would."""
+    head = b"User-agent: *\n" + b"# pad\n" * ((MAX_BODY_BYTES - 100) // 6)
+    body = head + b"Disallow: /cut-here-" + b"x" * 200 + b"\nDisallow: /after\n"
+    body += b"# more\n" * 100_000
+    server.add_route("/robots.txt", 200, body)
+    crawl = RobotsTxt.parse(body[:MAX_READ_BYTES])
+    urls = [f"{SITE}/cut-here-{'x' * 200}", f"{SITE}/cut-here-x", f"{SITE}/after"]
+    code = main([server.url("/robots.txt"), *urls, "-t", "FooBot", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert document["truncated"] is True
+    answers = [result["allowed"] for result in document["results"]]
+    assert answers == [crawl.allowed(url, "FooBot") for url in urls]
+    assert answers == [False, True, True]
+    assert code == 1
 
 
 def test_url_timeout_exits_2(

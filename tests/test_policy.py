@@ -16,19 +16,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scrapy_robots_std.policy import (
-    ALLOW_ALL,
-    DISALLOW_ALL,
-    IGNORED,
     MAX_REDIRECTS,
     MAX_TTL,
-    PARSE,
-    REDIRECT_BAD_LOCATION,
-    REDIRECT_LOOP,
-    REDIRECT_TOO_MANY,
-    UNREACHABLE,
-    VERDICTS,
     FetchOutcome,
+    FetchReason,
     FetchVerdict,
+    RedirectFailure,
+    Verdict,
     cache_ttl,
     fetch_verdict,
     max_age,
@@ -37,6 +31,8 @@ from scrapy_robots_std.policy import (
 )
 
 STANDARDS = ("rfc9309", "1994")
+PARSE, ALLOW_ALL = Verdict.PARSE, Verdict.ALLOW_ALL
+DISALLOW_ALL, UNREACHABLE = Verdict.DISALLOW_ALL, Verdict.UNREACHABLE
 
 # (outcome, rfc9309 (verdict, reason, retry), 1994 (verdict, reason, retry))
 _PARSE = (PARSE, "2xx", False)
@@ -66,19 +62,21 @@ OUTCOME_TABLE = [
     pytest.param(FetchOutcome(status=308), _REDIRECTS, _REDIRECTS, id="308"),
     # An abandoned redirect chain: like a 4xx.
     pytest.param(
-        FetchOutcome(redirect_failure=REDIRECT_TOO_MANY, redirects=MAX_REDIRECTS),
+        FetchOutcome(
+            redirect_failure=RedirectFailure.TOO_MANY, redirects=MAX_REDIRECTS
+        ),
         _REDIRECTS,
         _REDIRECTS,
         id="too-many-redirects",
     ),
     pytest.param(
-        FetchOutcome(redirect_failure=REDIRECT_LOOP, redirects=2),
+        FetchOutcome(redirect_failure=RedirectFailure.LOOP, redirects=2),
         _REDIRECTS,
         _REDIRECTS,
         id="redirect-loop",
     ),
     pytest.param(
-        FetchOutcome(redirect_failure=REDIRECT_BAD_LOCATION, redirects=1),
+        FetchOutcome(redirect_failure=RedirectFailure.BAD_LOCATION, redirects=1),
         _REDIRECTS,
         _REDIRECTS,
         id="bad-redirect-location",
@@ -137,11 +135,13 @@ def test_fetch_verdict_table(
     expected = rfc9309 if standard == "rfc9309" else std1994
     result = fetch_verdict(outcome, standard)
     assert (result.verdict, result.reason, result.retry) == expected
-    assert result.verdict in VERDICTS
+    assert result.verdict in list(Verdict)
 
 
 def test_fetch_verdict_defaults_to_rfc9309() -> None:
-    assert fetch_verdict(FetchOutcome(status=403)) == FetchVerdict(ALLOW_ALL, "4xx")
+    assert fetch_verdict(FetchOutcome(status=403)) == FetchVerdict(
+        ALLOW_ALL, FetchReason.CLIENT_ERROR
+    )
 
 
 @pytest.mark.parametrize("standard", ["RFC9309", "rfc 9309", "1996", "", "google"])
@@ -151,7 +151,7 @@ def test_fetch_verdict_unknown_standard_raises(standard: str) -> None:
 
 
 def test_redirect_failure_wins_over_a_status() -> None:
-    outcome = FetchOutcome(status=200, redirect_failure=REDIRECT_LOOP)
+    outcome = FetchOutcome(status=200, redirect_failure=RedirectFailure.LOOP)
     assert fetch_verdict(outcome).verdict == ALLOW_ALL
 
 
@@ -159,7 +159,7 @@ def test_redirect_failure_wins_over_a_status() -> None:
 def test_an_ignored_request_means_no_restrictions_and_no_retry(standard: str) -> None:
     """Another downloader middleware raised IgnoreRequest: final, allowed."""
     verdict = fetch_verdict(FetchOutcome(ignored=True), standard)
-    assert verdict == FetchVerdict(ALLOW_ALL, IGNORED, retry=False)
+    assert verdict == FetchVerdict(ALLOW_ALL, FetchReason.IGNORED, retry=False)
 
 
 # -- retry_delay --------------------------------------------------------------------
@@ -288,7 +288,9 @@ def test_cache_ttl(
     expected: float,
 ) -> None:
     result = cache_ttl(
-        FetchVerdict(verdict, "x"), header_max_age=header_max_age, **times
+        FetchVerdict(Verdict(verdict), FetchReason.OK),
+        header_max_age=header_max_age,
+        **times,
     )
     assert result == expected
 
@@ -363,7 +365,7 @@ _times = st.floats(min_value=0, max_value=10 * MAX_TTL, allow_nan=False)
 
 
 @given(
-    verdict=st.sampled_from(VERDICTS),
+    verdict=st.sampled_from(list(Verdict)),
     header_max_age=st.none() | st.floats(min_value=0, allow_nan=False),
     ttl=_times,
     min_ttl=_times,
@@ -377,7 +379,7 @@ def test_cache_ttl_is_within_a_day(
     unreachable_ttl: float,
 ) -> None:
     result = cache_ttl(
-        FetchVerdict(verdict, "x"),
+        FetchVerdict(Verdict(verdict), FetchReason.OK),
         header_max_age=header_max_age,
         ttl=ttl,
         min_ttl=min_ttl,

@@ -10,40 +10,61 @@ has become unreachable, as RFC 9309 2.4 allows).
 Three backends ship: :class:`MemoryCache` (this process only), :class:`SqliteCache`
 (a file, e.g. under ``JOBDIR``: survives a paused crawl) and :class:`RedisCache`
 (shared by a fleet of crawlers, which also take turns fetching through
-:class:`SharedFetches`). The last two keep a :class:`MemoryCache` in front, so a
-fresh verdict is served from memory and the store is read only on a local miss.
+:class:`SharedFetches`). The last two keep nothing in memory themselves: in a crawl
+the middleware keeps one :class:`MemoryCache` in front of any backend, so a fresh
+verdict is served from memory and the store is read only on a local miss.
 """
 
 from __future__ import annotations
 
+import re
+import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
-__all__ = ["CacheEntry", "RobotsCache", "SharedFetches"]
+__all__ = ["CacheEntry", "RobotsCache", "SharedFetches", "robots_url_of"]
+
+_DEFAULT_PORTS: Final = {"http": "80", "https": "443"}
 
 
-# slots: no per-entry __dict__ (about 100 bytes less per cached origin).
+def robots_url_of(origin: str) -> str:
+    """The robots.txt URL of an origin key: ``"https://example.com:443"`` gives
+    ``"https://example.com/robots.txt"`` (the default port left out)."""
+    scheme, _, authority = origin.partition("://")
+    host, _, port = authority.rpartition(":")
+    suffix = "" if _DEFAULT_PORTS.get(scheme) == port else f":{port}"
+    return f"{scheme}://{host}{suffix}/robots.txt"
+
+
+# slots: no per-entry __dict__ (about 100 bytes less per cached origin). Three
+# fields are kept in a smaller form than they are read in (see _kept_as below).
 @dataclass(frozen=True, slots=True)
 class CacheEntry:
     """One origin's robots.txt verdict.
 
-    ``verdict`` is ``"parse"`` (``robots`` holds the rules), ``"allow-all"``,
-    ``"disallow-all"`` (1994: 401/403) or ``"unreachable"``. ``reason`` is the
-    bounded label the fetch policy gave (``"2xx"``, ``"4xx"``, ``"5xx"``, ...;
-    ``"ignored"`` on an ``allow-all`` verdict when another downloader middleware
-    raised ``IgnoreRequest`` on the robots.txt request) and ``detail`` a human
-    sentence for log lines (``"HTTP 503 after 3 attempts"``).
-    Times are ``time.time()`` seconds.
+    ``verdict`` is a :class:`~scrapy_robots_std.policy.Verdict`: ``"parse"``
+    (``robots`` holds the rules), ``"allow-all"``, ``"disallow-all"`` (1994:
+    401/403) or ``"unreachable"``. ``reason`` is the
+    :class:`~scrapy_robots_std.policy.FetchReason` the fetch policy gave, a bounded
+    label (``"2xx"``, ``"4xx"``, ``"5xx"``, ...; ``"ignored"`` on an ``allow-all``
+    verdict when another downloader middleware raised ``IgnoreRequest`` on the
+    robots.txt request; ``"shutdown"`` when the crawl stopped before the fetch
+    ended), and ``detail`` a human sentence for log lines (``"HTTP 503 after 3
+    attempts"``). Times are ``time.time()`` seconds.
 
+    ``robots_url`` is the robots.txt the verdict comes from, after redirects.
     ``etag`` and ``last_modified`` are the response's validators, sent back as
     ``If-None-Match`` / ``If-Modified-Since`` when the entry has expired; a ``304``
     renews the entry without parsing again. ``checked_at`` is when the server last
     confirmed the body (``None``: at ``fetched_at``, which stays the body's identity).
-    ``body_sha256`` and ``body_bytes`` describe the body of a ``parse`` verdict.
+    ``body_sha256`` (hex) and ``body_bytes`` describe the body of a ``parse``
+    verdict.
     """
 
     origin: str
@@ -69,6 +90,105 @@ class CacheEntry:
 
     def fresh(self, now: float | None = None) -> bool:
         return (time.time() if now is None else now) < self.expires_at
+
+
+# -- fields kept in a smaller form ------------------------------------------------------
+#
+# A cached origin's entry is one of the costs the cache's memory is made of. Three
+# fields are stored in their slot in a smaller form and given back as documented: the
+# dataclass's __init__ (and so dataclasses.replace, pickling) sets them through
+# ``keep``, and every read (==, repr, hash included) goes through ``give``.
+#
+# * robots_url: None when it is the origin's own robots.txt (nearly always), derived
+#   from ``origin`` when read; kept when a redirect led elsewhere.
+# * detail: one shared string per common text ("HTTP 200", "HTTP 404 means no
+#   restrictions"), not one per entry.
+# * body_sha256: the 32-byte digest rather than its 64-character hex text.
+
+#: The slots the three fields are kept in (the dataclass's own member descriptors).
+_SLOTS: Final[dict[str, Any]] = {}
+
+
+def _kept_as(
+    name: str,
+    keep: Callable[[CacheEntry, Any], Any],
+    give: Callable[[CacheEntry, Any], Any],
+) -> None:
+    slot = _SLOTS[name] = CacheEntry.__dict__[name]
+
+    def read(entry: CacheEntry) -> Any:
+        return give(entry, slot.__get__(entry, CacheEntry))
+
+    def write(entry: CacheEntry, value: Any) -> None:
+        slot.__set__(entry, keep(entry, value))
+
+    setattr(CacheEntry, name, property(read, write))
+
+
+def _keep_robots_url(entry: CacheEntry, url: str) -> str | None:
+    # ``origin`` is set first: the dataclass sets the fields in their order.
+    return None if url == robots_url_of(entry.origin) else url
+
+
+def _give_robots_url(entry: CacheEntry, kept: str | None) -> str:
+    return robots_url_of(entry.origin) if kept is None else kept
+
+
+#: Common details, one string each; emptied when full (entries keep their own).
+_SHARED_TEXT: dict[str, str] = {}
+_SHARED_TEXT_MAX: Final = 1024
+#: Longer details, or those naming a URL, are one entry's own: not shared.
+_SHARED_TEXT_LEN: Final = 120
+
+
+def _keep_detail(entry: CacheEntry, text: str) -> str:
+    shared = _SHARED_TEXT.get(text)
+    if shared is not None:
+        return shared
+    if len(text) <= _SHARED_TEXT_LEN and "://" not in text:
+        if len(_SHARED_TEXT) >= _SHARED_TEXT_MAX:
+            _SHARED_TEXT.clear()
+        _SHARED_TEXT[text] = text
+    return text
+
+
+def _give_as_is(entry: CacheEntry, kept: Any) -> Any:
+    return kept
+
+
+_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
+
+
+def _keep_sha256(entry: CacheEntry, hexdigest: str | None) -> bytes | str | None:
+    if isinstance(hexdigest, str) and _SHA256_HEX.fullmatch(hexdigest):
+        return bytes.fromhex(hexdigest)
+    return hexdigest  # not a SHA-256 as hashlib writes it: kept as given
+
+
+def _give_sha256(entry: CacheEntry, kept: bytes | str | None) -> str | None:
+    return kept.hex() if isinstance(kept, bytes) else kept
+
+
+_kept_as("robots_url", _keep_robots_url, _give_robots_url)
+_kept_as("detail", _keep_detail, _give_as_is)
+_kept_as("body_sha256", _keep_sha256, _give_sha256)
+#: For memory walks (benchmarks/cache_memory.py): what the slots really hold.
+CacheEntry._kept_slots = _SLOTS  # type: ignore[attr-defined]
+
+
+def own_objects_bytes(entry: CacheEntry) -> int:
+    """The size of the strings ``entry`` keeps for itself (shared ones and the
+    rules aside): what the cache's byte bound adds to the entry object."""
+    kept = [entry.origin, entry.etag, entry.last_modified]
+    kept += [slot.__get__(entry, CacheEntry) for slot in _SLOTS.values()]
+    size = 0
+    for value in kept:
+        if value is None or (
+            isinstance(value, str) and _SHARED_TEXT.get(value) is value
+        ):
+            continue
+        size += sys.getsizeof(value)
+    return size
 
 
 @runtime_checkable

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from collections import OrderedDict
 from itertools import islice
 from typing import TYPE_CHECKING, Final
 
+from scrapy_robots_std.cache.base import own_objects_bytes
 from scrapy_robots_std.config import MIN_CACHE_MAX_BYTES
 
 if TYPE_CHECKING:
@@ -20,27 +20,15 @@ __all__ = ["MemoryCache", "entry_bytes"]
 #: Eviction looks at this many of the least recently used entries and drops the
 #: largest of them: recency first, and among the old ones size.
 _EVICTION_WINDOW: Final = 8
-#: A CacheEntry with its small strings, before the parsed rules (measured on
-#: CPython 3.11, rounded up).
-_ENTRY_OVERHEAD: Final = 480
+#: A CacheEntry with its times and body size and the cache's bookkeeping, before
+#: its strings and the parsed rules (measured on CPython 3.11, rounded up).
+_ENTRY_OVERHEAD: Final = 384
 
 
 def entry_bytes(entry: CacheEntry) -> int:
     """What ``entry`` keeps in memory, as the byte bound counts it: the parsed rules'
-    own estimate (:meth:`RobotsTxt.memory_bytes`) and the entry's strings."""
-    size = _ENTRY_OVERHEAD + sum(
-        sys.getsizeof(text)
-        for text in (
-            entry.origin,
-            entry.robots_url,
-            entry.reason,
-            entry.detail,
-            entry.etag,
-            entry.last_modified,
-            entry.body_sha256,
-        )
-        if text is not None
-    )
+    own estimate (:meth:`RobotsTxt.memory_bytes`) and the entry's own strings."""
+    size = _ENTRY_OVERHEAD + own_objects_bytes(entry)
     if entry.robots is not None:
         size += entry.robots.memory_bytes()
     return size

@@ -16,10 +16,11 @@ import re
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any, Final, TypeGuard
+from enum import Enum
+from typing import Any, Final, TypeGuard, TypeVar
 
 from scrapy_robots_std.cache.base import CacheEntry
-from scrapy_robots_std.policy import MAX_TTL, PARSE, VERDICTS, usable_validator
+from scrapy_robots_std.policy import MAX_TTL, FetchReason, Verdict, usable_validator
 from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
@@ -35,6 +36,8 @@ _SHA256_RE: Final = re.compile(r"[0-9a-f]{64}")
 #: A stored record's metadata is a few hundred bytes; a larger one is not ours.
 MAX_META_BYTES: Final = 64 * 1024
 
+_E = TypeVar("_E", bound=Enum)
+
 
 @dataclass(frozen=True)
 class Meta:
@@ -43,7 +46,8 @@ class Meta:
     origin: str
     standard: str
     robots_url: str
-    verdict: str
+    verdict: Verdict
+    #: a :class:`FetchReason`; the text as stored when this version does not know it
     reason: str
     detail: str
     status: int | None
@@ -104,7 +108,8 @@ def load_meta(raw: bytes | str) -> Meta | None:
         return None
     if not all(_is_time(t) for t in times):
         return None
-    if fields["verdict"] not in VERDICTS:
+    verdict = _member(Verdict, fields["verdict"])
+    if verdict is None:
         return None
     fetched_at, expires_at = float(times[0]), float(times[1])  # type: ignore[arg-type]
     raw_checked = fields.get("checked_at")
@@ -123,8 +128,9 @@ def load_meta(raw: bytes | str) -> Meta | None:
         origin=fields["origin"],
         standard=fields["standard"],
         robots_url=fields["robots_url"],
-        verdict=fields["verdict"],
-        reason=fields["reason"],
+        verdict=verdict,
+        # The vocabulary's own objects: one shared string per value, in memory.
+        reason=_member(FetchReason, fields["reason"]) or fields["reason"],
         detail=fields["detail"],
         status=status,
         fetched_at=fetched_at,
@@ -136,6 +142,13 @@ def load_meta(raw: bytes | str) -> Meta | None:
         body_sha256=_sha256(fields.get("body_sha256")),
         body_bytes=_size(fields.get("body_bytes")),
     )
+
+
+def _member(vocabulary: type[_E], value: str) -> _E | None:
+    try:
+        return vocabulary(value)
+    except ValueError:
+        return None
 
 
 def _sha256(value: object) -> str | None:
@@ -179,7 +192,7 @@ def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
     ``None`` when a ``parse`` verdict comes without a usable body.
     """
     robots = None
-    if meta.verdict == PARSE:
+    if meta.verdict == Verdict.PARSE:
         body = None if blob is None else unpack_body(blob)
         if body is None:
             return None

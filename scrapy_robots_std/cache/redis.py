@@ -19,7 +19,7 @@ Keys, under ``ROBOTS_STD_REDIS_PREFIX`` (``robots_std``):
 
 redis-py calls are synchronous, with short socket timeouts (``ROBOTS_STD_REDIS_TIMEOUT``),
 and happen only on a local miss, a write, or a claim. When Redis fails the cache
-goes on in memory (see :mod:`scrapy_robots_std.cache.layered`), claims always succeed
+goes on in memory (see :mod:`scrapy_robots_std.cache.persistent`), claims always succeed
 (nobody to take turns with) and robots.txt is fetched by this process.
 """
 
@@ -29,7 +29,7 @@ import secrets
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
-from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
+from scrapy_robots_std.cache.persistent import RETRY_INTERVAL, PersistentCache
 from scrapy_robots_std.config import Config, SettingsError
 from scrapy_robots_std.policy import MAX_TTL
 from scrapy_robots_std.robotstxt.parser import RFC9309
@@ -84,12 +84,13 @@ def _no_setinfo() -> dict[str, Any]:
     return {}
 
 
-class RedisCache(LayeredCache):
-    """robots.txt verdicts in Redis, behind an in-memory LRU layer, with fetch claims.
+class RedisCache(PersistentCache):
+    """robots.txt verdicts in Redis, with fetch claims (in a crawl, behind the
+    middleware's in-memory layer).
 
     ``keep_stale`` is how long (seconds) a record outlives its verdict's expiry, as
-    a stale copy; ``timeout`` bounds every Redis call. ``len()`` counts this
-    process's memory layer only (counting keys would mean scanning Redis).
+    a stale copy; ``timeout`` bounds every Redis call. ``len()`` counts the records
+    under the prefix with ``SCAN`` (a walk of the whole keyspace: not for a hot path).
     """
 
     #: One slow round trip must not queue every other origin's calls behind it.
@@ -102,8 +103,6 @@ class RedisCache(LayeredCache):
         prefix: str = "robots_std",
         timeout: float = 1.0,
         keep_stale: float = 86400.0,
-        max_origins: int = 10_000,
-        max_bytes: int | None = None,
         standard: str = RFC9309,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
@@ -118,8 +117,6 @@ class RedisCache(LayeredCache):
                 "RedisCache needs redis-py: pip install 'scrapy-robots-std[redis]'"
             ) from exc
         super().__init__(
-            max_origins=max_origins,
-            max_bytes=max_bytes,
             standard=standard,
             stats=stats,
             retry_interval=retry_interval,
@@ -158,8 +155,6 @@ class RedisCache(LayeredCache):
             # to stand in while its origin is unreachable, even when its verdict's
             # own TTL is short.
             keep_stale=MAX_TTL,
-            max_origins=config.cache_max_origins,
-            max_bytes=config.cache_max_bytes,
             standard=config.standard,
             stats=crawler.stats,
         )
@@ -211,6 +206,10 @@ class RedisCache(LayeredCache):
             self.release(origin)
         super().close()
 
+    def __len__(self) -> int:
+        """Records under the prefix (0 while Redis is unavailable)."""
+        return self._call(self._count, default=0)
+
     # -- the store -------------------------------------------------------------------
 
     def _store_open(self) -> None:
@@ -247,6 +246,10 @@ class RedisCache(LayeredCache):
         )
         return bool(updated)
 
+    def _count(self) -> int:
+        pattern = _glob_escape(self._entry_key("")) + "*"
+        return sum(1 for _ in self._redis.scan_iter(match=pattern, count=1000))
+
     def _expiry_ms(self, entry: CacheEntry) -> int:
         return round((entry.expires_at + self.keep_stale) * 1000)
 
@@ -255,6 +258,11 @@ class RedisCache(LayeredCache):
 
     def _claim_key(self, origin: str) -> str:
         return f"{self.prefix}:claim:{origin}"
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` matched literally by a Redis glob pattern (SCAN's ``MATCH``)."""
+    return "".join("\\" + char if char in "\\*?[]" else char for char in text)
 
 
 def _without_password(url: str) -> str:

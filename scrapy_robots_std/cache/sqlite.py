@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from scrapy.utils.job import job_dir
 
-from scrapy_robots_std.cache.layered import RETRY_INTERVAL, LayeredCache
+from scrapy_robots_std.cache.persistent import RETRY_INTERVAL, PersistentCache
 from scrapy_robots_std.config import Config, SettingsError
 from scrapy_robots_std.robotstxt.parser import RFC9309
 
@@ -47,8 +47,9 @@ CREATE INDEX IF NOT EXISTS robots_std_entries_expiry
 """
 
 
-class SqliteCache(LayeredCache):
-    """robots.txt verdicts in an SQLite file, behind an in-memory LRU layer.
+class SqliteCache(PersistentCache):
+    """robots.txt verdicts in an SQLite file (in a crawl, behind the middleware's
+    in-memory layer).
 
     At most ``max_origins`` rows are kept; beyond that the rows that expire first
     (expired ones before all others) are deleted. An expired row stays until then,
@@ -62,14 +63,11 @@ class SqliteCache(LayeredCache):
         path: str | Path,
         *,
         max_origins: int = 10_000,
-        max_bytes: int | None = None,
         standard: str = RFC9309,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:
         super().__init__(
-            max_origins=max_origins,
-            max_bytes=max_bytes,
             standard=standard,
             stats=stats,
             retry_interval=retry_interval,
@@ -103,7 +101,6 @@ class SqliteCache(LayeredCache):
         return cls(
             path,
             max_origins=config.cache_max_origins,
-            max_bytes=config.cache_max_bytes,
             standard=config.standard,
             stats=crawler.stats,
         )
@@ -112,8 +109,8 @@ class SqliteCache(LayeredCache):
         return f"robots.txt cache file {self.path}"
 
     def __len__(self) -> int:
-        """Rows in the file (entries of this process's memory layer if it failed)."""
-        return self._call(self._count, default=len(self._front))
+        """Rows in the file (0 while it is unavailable)."""
+        return self._call(self._count, default=0)
 
     # -- the store -------------------------------------------------------------------
 

@@ -58,10 +58,10 @@ SCHEMA: Final = 1
 #: closing records); past it, new origins get their records but no memory.
 _TRACKED: Final = 10_000
 
-#: Record types.
+#: Record types. A 304 and a stale copy standing in are named as their source.
 ROBOTS: Final = "robots"
-REVALIDATED: Final = "revalidated"
-STALE: Final = "stale"
+REVALIDATED: Final = policy.FetchSource.REVALIDATED.value
+STALE: Final = policy.FetchSource.STALE.value
 ORIGIN: Final = "origin"
 CLOSE: Final = "close"
 
@@ -164,7 +164,8 @@ class AuditLog:
         entry = fetched.entry
         source = fetched.source
         identity = (entry.fetched_at, entry.checked_at, entry.expires_at)
-        if source == "store" and self._last.get(entry.origin) == identity:
+        from_store = source == policy.FetchSource.STORE
+        if from_store and self._last.get(entry.origin) == identity:
             return  # this very entry, recorded already
         known = self._versions.get(entry.origin)
         if known is not None and known.fetched_at != entry.fetched_at:
@@ -176,9 +177,9 @@ class AuditLog:
         elif known is not None:
             sha256, size = known.sha256, known.bytes
         kind, status = ROBOTS, entry.status
-        if source == "revalidated":
+        if source == policy.FetchSource.REVALIDATED:
             kind, status = REVALIDATED, 304
-        elif source == "stale":
+        elif source == policy.FetchSource.STALE:
             kind = STALE
         robots = fetched.robots or entry.robots
         # From when this verdict was decided: the fetch, the 304, or (a stale copy
@@ -186,7 +187,9 @@ class AuditLog:
         decided = time.time() if kind == STALE else entry.confirmed_at
         record: dict[str, Any] = {
             "record": kind,
-            "source": "store" if source == "store" else "download",
+            "source": policy.FetchSource.STORE
+            if from_store
+            else policy.FetchSource.DOWNLOAD,
             "origin": entry.origin,
             "robots_url": entry.robots_url,
             "fetched_at": iso_time(entry.fetched_at),
@@ -206,7 +209,7 @@ class AuditLog:
             "last_modified": entry.last_modified,
             "usage": (
                 _usage(robots, entry.origin, token)
-                if entry.verdict == policy.PARSE
+                if entry.verdict == policy.Verdict.PARSE
                 else None
             ),
         }

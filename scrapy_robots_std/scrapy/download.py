@@ -124,20 +124,11 @@ class RobotsDownload:
             status = response.status
             self._inc(_stats.ROBOTS_RESPONSES)
             self._inc(_stats.robots_status(status))
-            # 304 Not Modified carries no redirect, whatever its headers say.
-            if (
-                300 <= status < 400
-                and status != 304
-                and b"Location" in response.headers
-            ):
+            if policy.is_redirect(status, b"Location" in response.headers):
                 target = _redirect_target(response)
-                problem = None
-                if target is None or origin_of(target) is None:
-                    problem = policy.REDIRECT_BAD_LOCATION
-                elif target in seen:
-                    problem = policy.REDIRECT_LOOP
-                elif hops >= policy.MAX_REDIRECTS:
-                    problem = policy.REDIRECT_TOO_MANY
+                # Followed only to an http(s) URL with a host.
+                usable = None if target is None or origin_of(target) is None else target
+                problem = policy.redirect_failure(usable, seen, hops)
                 if problem is not None:
                     shown = target if target is not None else repr(_location(response))
                     return Attempt(
@@ -446,7 +437,7 @@ def _add_validators(request: Request, cached: CacheEntry | None) -> bool:
     this very URL has a body to keep); ``True`` if it now is."""
     if (
         cached is None
-        or cached.verdict != policy.PARSE
+        or cached.verdict != policy.Verdict.PARSE
         or cached.robots is None
         or cached.robots_url != request.url
     ):

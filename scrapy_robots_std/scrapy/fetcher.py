@@ -60,11 +60,8 @@ class Fetched:
     #: the rules with their diagnostics, when this process parsed a body just now
     robots: RobotsTxt | None = None
     body: bytes | None = None
-    #: where the entry came from (the audit record says it): "download" (this
-    #: process decided it from a download), "revalidated" (a 304 renewed the copy),
-    #: "stale" (unreachable; the earlier copy stands in) or "store" (read from the
-    #: cache's store: another process, or an earlier run, fetched it)
-    source: str = "download"
+    #: where the entry came from (the audit record says it)
+    source: policy.FetchSource = policy.FetchSource.DOWNLOAD
 
 
 class Fetcher:
@@ -132,16 +129,17 @@ class Fetcher:
         while the origin is unreachable (RFC 9309 2.4).
         """
         started = time.monotonic()
-        stored = await self.store.get(origin.key)
+        stored = await self.store.get(origin.key, stale)
         if stored is not None and stored.fresh():
-            decided(Fetched(stored, source="store"))
+            decided(Fetched(stored, source=policy.FetchSource.STORE))
             return True
-        claimed = await self._claim_or_wait(origin, started)
+        known = stored or stale
+        claimed = await self._claim_or_wait(origin, started, known)
         if isinstance(claimed, CacheEntry):
-            decided(Fetched(claimed, source="store"))
+            decided(Fetched(claimed, source=policy.FetchSource.STORE))
             return True
         try:
-            fetched = await self._attempts(origin, started, stored or stale)
+            fetched = await self._attempts(origin, started, known)
             if fetched is None:
                 return False
             decided(fetched)
@@ -153,14 +151,17 @@ class Fetcher:
             if claimed:
                 await self.store.release(origin.key)
 
-    async def _claim_or_wait(self, origin: Origin, started: float) -> bool | CacheEntry:
+    async def _claim_or_wait(
+        self, origin: Origin, started: float, known: CacheEntry | None
+    ) -> bool | CacheEntry:
         """With a store shared between processes, fetch only under the origin's claim.
 
         ``True``: this process holds the claim. ``False``: fetch without one (no
         shared store, or waiting has used the budget but one attempt's time). An
         entry: another process stored it. A claim lapses soon after its holder dies
         (it is renewed while held), and then exactly one of the waiting processes
-        takes it over.
+        takes it over. ``known``: the newest copy seen (expired), so each poll reads
+        the record's metadata and parses only a newer body.
         """
         if not self.store.shared:
             return False
@@ -170,16 +171,17 @@ class Fetcher:
         while not self.stopping():
             if await self.store.claim(origin.key):
                 # The holder may have stored its verdict just before we claimed.
-                entry = await self.store.get(origin.key)
+                entry = await self.store.get(origin.key, known)
                 if entry is not None and entry.fresh():
                     await self.store.release(origin.key)
                     self._inc(_stats.CACHE_SHARED)
                     return entry
                 return True
-            entry = await self.store.get(origin.key)
+            entry = await self.store.get(origin.key, known)
             if entry is not None and entry.fresh():
                 self._inc(_stats.CACHE_SHARED)
                 return entry
+            known = entry or known
             now = time.monotonic()
             if now >= give_up:
                 return False
@@ -255,13 +257,13 @@ class Fetcher:
         cfg = self.config
         now = time.time()
         detail = attempt.detail
-        if verdict.verdict == policy.UNREACHABLE and attempts > 1:
+        if verdict.verdict == policy.Verdict.UNREACHABLE and attempts > 1:
             detail = f"{detail} after {attempts} attempts"
         robots: RobotsTxt | None = None
         body: bytes | None = None
         response = attempt.response
         if (
-            verdict.verdict == policy.PARSE
+            verdict.verdict == policy.Verdict.PARSE
             and response is not None
             and not attempt.outcome.not_modified
         ):
@@ -282,7 +284,8 @@ class Fetcher:
         if attempt.outcome.not_modified and stale is not None:
             self.report.origin_recovered(origin.robots_url)
             return Fetched(
-                self._renewed(stale, response, now, ttl), source="revalidated"
+                self._renewed(stale, response, now, ttl),
+                source=policy.FetchSource.REVALIDATED,
             )
         entry = CacheEntry(
             origin=origin.key,
@@ -302,21 +305,21 @@ class Fetcher:
             body_bytes=None if body is None else len(body),
         )
         self._inc(_stats.verdict(verdict.verdict))
-        if verdict.reason == policy.IGNORED:
+        if verdict.reason == policy.FetchReason.IGNORED:
             self._inc(_stats.VERDICT_IGNORED)
             self._warn_ignored(origin, detail)
-        if verdict.verdict != policy.UNREACHABLE:
+        if verdict.verdict != policy.Verdict.UNREACHABLE:
             self.report.origin_recovered(origin.robots_url)
-        elif stale is not None and stale.verdict != policy.UNREACHABLE:
+        elif stale is not None and stale.verdict != policy.Verdict.UNREACHABLE:
             # RFC 9309 2.4: a cached copy may stand in while the origin is down.
-            self._inc(_stats.verdict("stale"))
+            self._inc(_stats.VERDICT_STALE)
             entry = dataclasses.replace(
                 stale,
                 detail=stale_detail(stale.detail, entry.detail),
                 expires_at=entry.expires_at,
             )
             robots = body = None
-            return Fetched(entry, source="stale")
+            return Fetched(entry, source=policy.FetchSource.STALE)
         else:
             self.report.origin_unreachable(origin.robots_url, entry.detail)
             logger.warning(
@@ -384,12 +387,15 @@ class Fetcher:
 
 
 def unreachable_entry(
-    origin: Origin, detail: str, ttl: float, reason: str = "network"
+    origin: Origin,
+    detail: str,
+    ttl: float,
+    reason: policy.FetchReason = policy.FetchReason.NETWORK,
 ) -> CacheEntry:
     """An entry for a cycle that ended without an outcome (an internal error, or
-    the crawl stopping: ``reason`` ``"shutdown"``)."""
+    the crawl stopping: ``reason`` ``FetchReason.SHUTDOWN``)."""
     now = time.time()
-    verdict = policy.FetchVerdict(policy.UNREACHABLE, reason)
+    verdict = policy.FetchVerdict(policy.Verdict.UNREACHABLE, reason)
     return CacheEntry(
         origin=origin.key,
         robots_url=origin.robots_url,
@@ -417,15 +423,15 @@ def stale_detail(copy_detail: str, failure: str) -> str:
 
 
 def describe(verdict: policy.FetchVerdict, detail: str) -> str:
-    if verdict.reason == policy.IGNORED:
+    if verdict.reason == policy.FetchReason.IGNORED:
         return (
             f"not downloaded: a downloader middleware ignored the request ({detail}); "
             "no restrictions, as without a robots.txt"
         )
-    if verdict.verdict == policy.UNREACHABLE:
+    if verdict.verdict == policy.Verdict.UNREACHABLE:
         return f"unreachable ({detail}); everything is disallowed for now"
-    if verdict.verdict == policy.DISALLOW_ALL:
+    if verdict.verdict == policy.Verdict.DISALLOW_ALL:
         return f"{detail} means everything is disallowed in 1994 mode"
-    if verdict.verdict == policy.ALLOW_ALL:
+    if verdict.verdict == policy.Verdict.ALLOW_ALL:
         return f"{detail} means no restrictions"
     return detail

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider, IgnoreRequest, NotConfigured
@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["RobotsTxtDisallowed", "RobotsTxtStdMiddleware"]
 
 logger = logging.getLogger(__name__)
-
-_ALLOWED: Final = Decision(True, None, "allowed")
 
 
 class RobotsTxtDisallowed(IgnoreRequest):
@@ -130,12 +128,14 @@ class RobotsTxtStdMiddleware:
 
     # -- deciding and dropping ------------------------------------------------------
 
-    def _decide(self, request: Request, entry: CacheEntry) -> Decision:
-        if entry.verdict == policy.PARSE and entry.robots is not None:
+    def _decide(self, request: Request, entry: CacheEntry) -> Decision | None:
+        """What disallows ``request``; ``None`` when it is allowed (why is not
+        worked out: the check every allowed request pays stays the fast one)."""
+        if entry.verdict == policy.Verdict.PARSE and entry.robots is not None:
             token = self.token_of(request)
             try:
                 if entry.robots.allowed(request.url, token):
-                    return _ALLOWED
+                    return None
                 return entry.robots.decide(request.url, token)
             except ValueError as exc:
                 logger.debug(
@@ -147,15 +147,15 @@ class RobotsTxtStdMiddleware:
                     },
                     extra={"spider": self.crawler.spider},
                 )
-                return _ALLOWED
-        if entry.verdict in (policy.ALLOW_ALL, policy.PARSE):
-            return _ALLOWED
+                return None
+        if entry.verdict in (policy.Verdict.ALLOW_ALL, policy.Verdict.PARSE):
+            return None
         parts = urlparse_cached(request)
         if parts.path == "/robots.txt" and not parts.query and not parts.params:
-            return Decision(True, None, "robots-txt")  # the exact URI only (SPEC 2.1)
-        if entry.verdict == policy.DISALLOW_ALL:
+            return None  # the exact URI only (SPEC 2.1)
+        if entry.verdict == policy.Verdict.DISALLOW_ALL:
             return Decision(False, None, _stats.DROP_STATUS)
-        if entry.reason == _stats.DROP_SHUTDOWN:
+        if entry.reason == policy.FetchReason.SHUTDOWN:
             return Decision(False, None, _stats.DROP_SHUTDOWN)
         return Decision(False, None, _stats.DROP_UNREACHABLE)
 
@@ -163,7 +163,7 @@ class RobotsTxtStdMiddleware:
         """``True``: ``request`` may be sent; ``False``: a dry run lets through what
         robots.txt disallows; otherwise :class:`RobotsTxtDisallowed` is raised."""
         decision = self._decide(request, entry)
-        if decision.allowed:
+        if decision is None or decision.allowed:
             return True
         if decision.rule is not None:
             reason = _stats.DROP_RULE
@@ -173,7 +173,9 @@ class RobotsTxtStdMiddleware:
             # A parsed file's verdict without a rule (too-complex) explains
             # itself; the others come from the fetch.
             detail = (
-                decision.explain() if entry.verdict == policy.PARSE else entry.detail
+                decision.explain()
+                if entry.verdict == policy.Verdict.PARSE
+                else entry.detail
             )
             why = f"{entry.robots_url}: {detail}"
         why = safe(why)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final, NamedTuple
 from urllib.parse import ParseResult, SplitResult, urlsplit
 
+from scrapy_robots_std.cache.base import robots_url_of
 from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
 
 if TYPE_CHECKING:
@@ -58,10 +59,8 @@ def origin_of(url: str | SplitResult | ParseResult) -> Origin | None:
         return None
     port = default if port is None else port
     shown = f"[{host}]" if ":" in host else host
-    suffix = "" if port == default else f":{port}"
-    return Origin(
-        f"{scheme}://{shown}:{port}", f"{scheme}://{shown}{suffix}/robots.txt"
-    )
+    key = f"{scheme}://{shown}:{port}"
+    return Origin(key, robots_url_of(key))
 
 
 class TokenOf:

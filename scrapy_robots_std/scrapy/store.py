@@ -1,11 +1,14 @@
 """The cache backend as the crawl sees it: memory in front, a store reached off-thread.
 
 Every request is checked against :attr:`Store.memory` only (a
-:class:`~scrapy_robots_std.cache.MemoryCache`). A persistent or shared backend
-(``SqliteCache``, ``RedisCache``, or a user's class) is read on a local miss and
-written once per fetch, always through :class:`~scrapy_robots_std.cache.offthread.OffThread`,
-so a slow file or Redis never blocks the reactor. When the backend is a
-``MemoryCache`` it is the memory itself and there is no store behind it.
+:class:`~scrapy_robots_std.cache.MemoryCache`), the crawl's one in-memory layer,
+bounded by ``ROBOTS_STD_CACHE_MAX_ORIGINS`` and ``ROBOTS_STD_CACHE_MAX_BYTES``. A
+persistent or shared backend (``SqliteCache``, ``RedisCache``, or a user's class) is
+read on a local miss and written once per fetch, always through
+:class:`~scrapy_robots_std.cache.offthread.OffThread`, so a slow file or Redis never
+blocks the reactor; ``SqliteCache`` and ``RedisCache`` keep no entries in memory of
+their own. When the backend is a ``MemoryCache`` it is the memory itself and there is
+no store behind it.
 
 Fleet claims are leases: :data:`CLAIM_LEASE` seconds, renewed every third of that
 while the fetch goes on, so the claim of a process that died lapses soon and one
@@ -24,6 +27,7 @@ from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.cache.base import SharedFetches
 from scrapy_robots_std.cache.memory import MemoryCache
 from scrapy_robots_std.cache.offthread import OffThread
+from scrapy_robots_std.cache.persistent import PersistentCache
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -114,12 +118,19 @@ class Store:
             self._thread.stop()
         self.memory.close()
 
-    async def get(self, origin: str) -> CacheEntry | None:
-        """The backend's entry (fresh or not); ``None`` if none. Memory is written
-        by the book alone, when the fetch cycle decides."""
-        if self._backend is None:
+    async def get(
+        self, origin: str, known: CacheEntry | None = None
+    ) -> CacheEntry | None:
+        """The backend's entry (fresh or not); ``None`` if none. ``known``: this
+        process's own expired copy, which a persistent backend compares with its
+        record before it reads (and parses) the body. Memory is written by the book
+        alone, when the fetch cycle decides."""
+        backend = self._backend
+        if backend is None:
             return None
-        return await self._thread.call(None, self._backend.get, origin)
+        if known is not None and isinstance(backend, PersistentCache):
+            return await self._thread.call(None, backend.newer, origin, known)
+        return await self._thread.call(None, backend.get, origin)
 
     async def put(self, entry: CacheEntry, body: bytes | None) -> None:
         """Write ``entry`` to the backend (memory already has it)."""

@@ -153,7 +153,7 @@ class UsageGate:
             request.meta[USAGE_META] = _DISALLOWED
             request.meta.pop(DECISION_META, None)
             return
-        if entry.verdict != policy.PARSE or robots is None:
+        if entry.verdict != policy.Verdict.PARSE or robots is None:
             preferences = _NO_ROBOTS_TXT
         elif not robots.has_usage_rules:
             preferences = _NO_STATEMENT

@@ -26,11 +26,11 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.httpobj import urlparse_cached
 from twisted.internet.defer import Deferred
 
+from scrapy_robots_std.policy import FetchReason
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.fetcher import Fetched, Fetcher, unreachable_entry
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
-from scrapy_robots_std.stats import DROP_SHUTDOWN
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -264,7 +264,7 @@ class VerdictBook:
         stopped first, an entry that drops its waiters as ``shutdown``."""
         if fetch.result is None:
             fetch.result = unreachable_entry(
-                fetch.origin, "the spider closed", 0.0, reason=DROP_SHUTDOWN
+                fetch.origin, "the spider closed", 0.0, reason=FetchReason.SHUTDOWN
             )
         return fetch.result
 

@@ -1,14 +1,16 @@
-"""A :class:`~scrapy_robots_std.cache.MemoryCache` in front of a store, and what
-happens when that store fails.
+"""The shared part of the persistent backends (SQLite, Redis), and what happens when
+their store fails.
 
-The middleware asks the cache for a verdict before every request, so that path must
-cost what the in-memory cache costs: a fresh entry is served from memory, and the
-store (a file, Redis) is read only on a local miss or a stale local entry, and
-written once per fetch. Entries read from the store are parsed again from the stored
-body (:mod:`scrapy_robots_std.cache.record`) and kept in memory from then on.
+A persistent backend keeps nothing in memory: every ``get`` reads the store and parses
+the stored body again (:mod:`scrapy_robots_std.cache.record`), every ``put`` writes
+it. In a crawl the middleware keeps the one in-memory layer in front of it
+(:class:`~scrapy_robots_std.cache.MemoryCache`, bounded by
+``ROBOTS_STD_CACHE_MAX_ORIGINS`` and ``ROBOTS_STD_CACHE_MAX_BYTES``): a fresh verdict is
+served from there, and the store is read only on a local miss or a stale local entry
+(:meth:`PersistentCache.newer`), and written once per fetch.
 
 A store that fails (Redis down, a locked or damaged file) is never a reason to allow
-anything: the cache goes on with its in-memory layer alone, which at worst means
+anything: the crawl goes on with its in-memory layer alone, which at worst means
 this process fetches a robots.txt another one already has. One WARNING says so, a
 stat counts every failed operation, and the store is tried again after
 ``retry_interval`` seconds.
@@ -25,14 +27,13 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from twisted.python import threadable
 
 from scrapy_robots_std import stats as _report  # the stat keys
-from scrapy_robots_std.cache.memory import MemoryCache
 from scrapy_robots_std.cache.record import (
     build_entry,
     dump_meta,
     load_meta,
     pack_body,
 )
-from scrapy_robots_std.policy import PARSE
+from scrapy_robots_std.policy import Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.cache.record import Meta
 
-__all__ = ["RETRY_INTERVAL", "LayeredCache"]
+__all__ = ["RETRY_INTERVAL", "PersistentCache"]
 
 logger = logging.getLogger("scrapy_robots_std.cache")
 
@@ -54,8 +55,9 @@ _Read = tuple["bytes | None", "bytes | None"]
 _NOTHING: Final[_Read] = (None, None)
 
 
-class LayeredCache:
-    """The shared part of the persistent backends; subclasses implement ``_store_*``.
+class PersistentCache:
+    """The shared part of the persistent backends; subclasses implement ``_store_*``
+    and ``__len__``.
 
     ``standard`` is the crawl's: an entry stored under the other standard is a miss
     (its body would parse differently, and 1994's status policy differs).
@@ -70,22 +72,18 @@ class LayeredCache:
     def __init__(
         self,
         *,
-        max_origins: int,
-        max_bytes: int | None = None,
         standard: str,
         stats: StatsCollector | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:
         self.standard = standard
         self.retry_interval = retry_interval
-        self._front = MemoryCache(max_origins, max_bytes)
-        # Several worker threads may call a store at once (store_workers).
-        self._front_lock = threading.Lock()
         self._stats = stats
         #: ``time.monotonic()`` before which the failed store is left alone, and
         #: when the outage began (``None``: the store works)
         self._down_until: float | None = None
         self._down_since: float | None = None
+        # Several worker threads may call a store at once (store_workers).
         self._state_lock = threading.Lock()
         self._closed = False
 
@@ -93,6 +91,9 @@ class LayeredCache:
 
     def describe(self) -> str:
         """The store, for log lines: ``"Redis at redis://host:6379/0"``."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
         raise NotImplementedError
 
     def _store_open(self) -> None:
@@ -125,28 +126,21 @@ class LayeredCache:
         self._call(self._store_open, default=None)
 
     def close(self) -> None:
-        """Close the store (its data stays) and empty the in-memory layer."""
+        """Close the store (its data stays)."""
         self._closed = True
         try:
             self._store_close()
         except self._errors as exc:
             logger.debug("Closing %s failed: %r", self.describe(), exc)
-        with self._front_lock:
-            self._front.close()
 
     def get(self, origin: str) -> CacheEntry | None:
-        with self._front_lock:
-            entry = self._front.get(origin)
-        if entry is not None and entry.expires_at > time.time():
-            return entry  # the hot path: memory only
-        loaded = self._load(origin, entry)
-        return entry if loaded is None else loaded
+        """The stored entry (fresh or not), its rules parsed again from the stored
+        body; ``None`` when there is none or the store is down."""
+        return self.newer(origin, None)
 
     def put(self, entry: CacheEntry, body: bytes | None = None) -> int:
-        with self._front_lock:
-            evicted = self._front.put(entry)
         meta = dump_meta(entry, self.standard)
-        if entry.verdict == PARSE and body is None:
+        if entry.verdict == Verdict.PARSE and body is None:
             # No body to store: a stale copy whose validity was extended.
             if self._call(self._store_redate, entry, meta, default=True) is False:
                 # Without the body there is nothing to write: this process keeps
@@ -154,20 +148,21 @@ class LayeredCache:
                 self._inc(_report.CACHE_REDATE_MISSED)
             return 0
         blob = None if body is None else pack_body(body)
-        # Memory evictions lose nothing the store still has; count the store's.
-        return self._call(self._store_write, entry, meta, blob, default=evicted)
-
-    def __len__(self) -> int:
-        """Entries in this process's memory layer."""
-        with self._front_lock:
-            return len(self._front)
+        return self._call(self._store_write, entry, meta, blob, default=0)
 
     # -- loading ---------------------------------------------------------------------
 
-    def _load(self, origin: str, known: CacheEntry | None) -> CacheEntry | None:
-        """A newer entry than ``known`` from the store, or ``None``."""
-        # Nothing known: read the body at once (one round trip). A stale entry
-        # known: read the metadata first, the body only if the record is newer.
+    def newer(self, origin: str, known: CacheEntry | None) -> CacheEntry | None:
+        """The stored entry for ``origin`` if it is newer than ``known`` (the
+        caller's own copy, expired), else ``None``; with ``known=None``, as
+        :meth:`get`.
+
+        With ``known`` the record's metadata is read first and its body only when
+        it holds another fetch; the same fetch re-dated elsewhere (a stale copy
+        standing in, a 304 revalidation) comes back as ``known`` with the new dates,
+        not parsed again.
+        """
+        # Nothing known: read the body at once (one round trip).
         with_body = known is None
         raw, blob = self._call(
             self._store_read, origin, body=with_body, default=_NOTHING
@@ -181,9 +176,7 @@ class LayeredCache:
                 or meta.expires_at <= known.expires_at
             ):
                 return None
-            # The same fetch, re-dated elsewhere (a stale copy standing in, or a 304
-            # revalidation): no need to parse.
-            entry = dataclasses.replace(
+            entry: CacheEntry | None = dataclasses.replace(
                 known,
                 detail=meta.detail,
                 expires_at=meta.expires_at,
@@ -192,7 +185,7 @@ class LayeredCache:
                 checked_at=meta.checked_at,
             )
         else:
-            if meta.verdict == PARSE and not with_body:
+            if meta.verdict == Verdict.PARSE and not with_body:
                 # Read again with the body, in one read, so the two match.
                 raw, blob = self._call(
                     self._store_read, origin, body=True, default=_NOTHING
@@ -200,13 +193,9 @@ class LayeredCache:
                 meta = self._usable_meta(raw, origin)
                 if meta is None:
                     return None
-            loaded = build_entry(meta, blob)
-            if loaded is None:
-                return None
-            entry = loaded
-        with self._front_lock:
-            self._front.put(entry)
-        self._inc(_report.CACHE_STORE_HIT)
+            entry = build_entry(meta, blob)
+        if entry is not None:
+            self._inc(_report.CACHE_STORE_HIT)
         return entry
 
     def _usable_meta(self, raw: bytes | None, origin: str) -> Meta | None:
