@@ -1,4 +1,4 @@
-"""What a robots.txt fetch result means: a pure function of the outcome (SPEC 3).
+"""What a robots.txt fetch result means: a pure function of the outcome (docs/how-it-works.md, "Fetch policy").
 
 No I/O and no Scrapy here: the middleware describes what happened in a
 :class:`FetchOutcome`, and :func:`fetch_verdict` says what to do with it, for
@@ -143,7 +143,7 @@ class FetchVerdict:
 
 
 def fetch_verdict(outcome: FetchOutcome, standard: str = RFC9309) -> FetchVerdict:
-    """Map a fetch outcome to a verdict under ``standard`` (SPEC 3, RFC 9309 2.3.1).
+    """Map a fetch outcome to a verdict under ``standard`` (RFC 9309 2.3.1; docs/how-it-works.md, "Fetch policy").
 
     ========================  ==================  =====================
     outcome                   rfc9309             1994

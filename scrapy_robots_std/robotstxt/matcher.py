@@ -114,7 +114,7 @@ def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
     """Every ``%xx`` of ``value`` replaced as ``table`` says, others kept.
 
     A split at ``%`` and one dict lookup per piece: a regex callback per escape
-    made a 100 KB URL of escapes cost 22-45 ms (issue 16).
+    made a 100 KB URL of escapes cost 22-45 ms.
     """
     head, *pieces = value.split(b"%")
     get = table.get
@@ -193,7 +193,7 @@ def path_1994(path: str) -> bytes:
 def is_robots_txt(path: str) -> bool:
     """RFC 9309 2.2.2: the ``/robots.txt`` URI itself is always allowed (``path``
     normalized, with its query): the exact path, no query. ``/robots.txt?x=1`` is an
-    ordinary URL, to which the rules apply (SPEC 2.1)."""
+    ordinary URL, to which the rules apply (docs/standards.md)."""
     return path == "/robots.txt"
 
 

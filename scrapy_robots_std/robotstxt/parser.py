@@ -3,7 +3,7 @@
 Pure and byte-level: no Scrapy, no Twisted, no I/O.  The parser never raises on
 content; whatever it cannot use becomes a diagnostic with its line number.
 
-The rfc9309 reader reproduces how Google's reference parser (robots.cc) splits a
+The rfc9309 reader reproduces how Google's reference parser splits a
 body into lines, keys and values, including its leniencies.  The 1994 reader
 follows "A Standard for Robot Exclusion" with the later draft's ``Allow`` line.
 """
@@ -200,7 +200,7 @@ def parse_rate(value: bytes) -> RequestRate | None:
 
 # Spellings of Allow/Disallow keys: each file numbers its own, so a rule
 # stores a small number instead of a string, and no table outlives its file
-# (a table shared by every file grew with each hostile one, issue 16).
+# (a table shared by every file grew with each hostile one).
 # Codes stay below 2**13 (CODE_MASK): past that many spellings in one file, a
 # new one is reported in its canonical form.
 CANONICAL_SPELLINGS = ("Disallow", "Allow")
@@ -452,7 +452,7 @@ def decode_text(value: bytes) -> str:
 
 
 def body_end(body: bytes) -> int:
-    """Where the parser stops reading ``body``: RFC 9309 2.5 and SPEC 2.1.
+    """Where the parser stops reading ``body``: RFC 9309 2.5 (docs/standards.md).
 
     At least :data:`MAX_BODY_BYTES`; the line that crosses that boundary is
     completed up to its line end (CR, LF or CRLF) when the end comes within

@@ -1,7 +1,7 @@
 """Many wildcard patterns, indexed so that one check tries only a few of them.
 
 A file of thousands of wildcard rules must not cost thousands of tries per
-check (issue 16: 18,000 rules took 75-131 ms per 2 KB URL).  Every pattern
+check (18,000 rules took 75-131 ms per 2 KB URL).  Every pattern
 is filed under one key that any path it matches holds
 (:mod:`~scrapy_robots_std.robotstxt.wildcard_keys`).  A check reads which
 keys the path holds, and tries only the patterns filed under them.  Within a

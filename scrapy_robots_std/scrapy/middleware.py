@@ -152,7 +152,7 @@ class RobotsTxtStdMiddleware:
             return None
         parts = urlparse_cached(request)
         if parts.path == "/robots.txt" and not parts.query and not parts.params:
-            return None  # the exact URI only (SPEC 2.1)
+            return None  # the exact URI only (RFC 9309 2.2.2)
         if entry.verdict == policy.Verdict.DISALLOW_ALL:
             return Decision(False, None, _stats.DROP_STATUS)
         if entry.reason == policy.FetchReason.SHUTDOWN:

@@ -1,5 +1,5 @@
 """What a request is checked under: its origin (scheme, host, port) with its
-robots.txt URL (SPEC 3), and the crawler's product token (SPEC 4)."""
+robots.txt URL (RFC 9309 2.3), and the crawler's product token (RFC 9309 2.2.1)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def origin_of(url: str | SplitResult | ParseResult) -> Origin | None:
 
 
 class TokenOf:
-    """The product token a request's robots.txt groups are matched with (SPEC 4):
+    """The product token a request's robots.txt groups are matched with (RFC 9309 2.2.1):
     ``ROBOTSTXT_USER_AGENT``'s, else the first product token of the request's
     ``User-Agent`` header (``USER_AGENT`` when it has none); memoised per header
     value, a bounded memo (a crawl sends one or a few)."""
