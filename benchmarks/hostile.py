@@ -46,6 +46,7 @@ from benchmarks.hostile_shapes import (
     ordinary_usage,
     url,
 )
+
 from scrapy_robots_std import RobotsTxt
 
 if TYPE_CHECKING:

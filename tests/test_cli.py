@@ -16,18 +16,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from hostile import BlackHole, GzipBomb, HostileServer, Reply, Streaming, Trickle
 
 import scrapy_robots_std
 from scrapy_robots_std import cli as _cli
 from scrapy_robots_std.cli import main
+from tests.helpers.server import (
+    BlackHole,
+    GzipBomb,
+    HostileServer,
+    Reply,
+    Streaming,
+    Trickle,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hostile import Exchange
-
-    from tests.conftest import ScriptedServer
+    from tests.helpers.server import Exchange, ScriptedServer
 
 ROBOTS = b"""\
 User-agent: FooBot

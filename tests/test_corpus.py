@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from corpus_data import (
+
+from scrapy_robots_std import RobotsTxt
+from tests.helpers.corpus import (
     FULL_CORPUS_FILES,
     NAMED,
     SUBSET,
@@ -26,8 +28,6 @@ from corpus_data import (
     read_subset,
     subset_members,
 )
-
-from scrapy_robots_std import RobotsTxt
 
 TOKEN = "Googlebot"
 FULL_CORPUS_SHA256 = "dd209752adc85018ee7bd3e30a876dca8e5fce52c9374b38cb0eda80104abf93"

@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus_data import FULL_CORPUS_FILES, load
 
 from scrapy_robots_std import RobotsTxt
+from tests.helpers.corpus import FULL_CORPUS_FILES, load
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = ROOT / "tests" / "data" / "corpus_behaviour.json"

@@ -8,16 +8,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import HostileSpider, Reply, run_crawl
 from scrapy import Request
 from scrapy.squeues import PickleLifoDiskQueue
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import settings
+
+from tests.helpers.crawl import HostileSpider, run_crawl, settings
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hostile import HostileServer, LoopbackResolver
+    from tests.helpers.names import LoopbackResolver
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 

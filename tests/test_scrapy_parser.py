@@ -21,6 +21,7 @@ import scrapy_robots_std
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt.tokens import product_token
 from scrapy_robots_std.scrapy.robotparser import StdRobotParser
+from tests.helpers.crawl import run_crawl
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-    from tests.conftest import RouteSpec, ScriptedServer
+    from tests.helpers.server import RouteSpec, ScriptedServer
 
 SCRAPY_UA = "Scrapy/2.19 (+https://scrapy.org)"
 PARSER_PATH = "scrapy_robots_std.StdRobotParser"
@@ -282,9 +283,10 @@ def crawl_settings(**extra: Any) -> dict[str, Any]:
 
 
 async def crawl(urls: list[str], settings: dict[str, Any]) -> Crawler:
-    crawler = get_crawler(RecordingSpider, settings)
-    await crawler.crawl_async(urls=urls)
-    return crawler
+    result = await run_crawl(
+        settings=settings, spider_cls=RecordingSpider, spider_kwargs={"urls": urls}
+    )
+    return result.crawler
 
 
 def paths_served(server: ScriptedServer) -> set[str]:
