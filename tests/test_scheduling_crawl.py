@@ -136,8 +136,8 @@ async def test_a_request_the_disk_queue_cannot_take_is_kept_in_memory(
         urls,
         settings(
             JOBDIR=str(tmp_path / "job"),
-            SCHEDULER_DISK_QUEUE="test_scheduling_crawl.NoFileForSome",
-            SCHEDULER_START_DISK_QUEUE="test_scheduling_crawl.NoFileForSome",
+            SCHEDULER_DISK_QUEUE=f"{__name__}.NoFileForSome",
+            SCHEDULER_START_DISK_QUEUE=f"{__name__}.NoFileForSome",
         ),
     )
     assert sorted(result.responses) == sorted(urls)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FULL_CORPUS = ROOT.parent / "shared" / "corpus"
 SUBSET = ROOT / "tests" / "data" / "corpus_subset.tar.xz"
 #: The committed file may not grow past this (issue 17: at most 2 MB).
