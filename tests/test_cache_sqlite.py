@@ -1,7 +1,7 @@
 """SqliteCache: verdicts in a file that outlives the crawl (SPEC 3, "Cache").
 
 Real SQLite files in tmp_path; the crash and concurrency tests run real worker
-processes (tests/sqlite_worker.py) on one file.
+processes (tests/helpers/sqlite_worker.py) on one file.
 """
 
 from __future__ import annotations

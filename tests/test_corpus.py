@@ -1,6 +1,6 @@
 """Real robots.txt files: the 4,231 bodies of ../shared/corpus (copied from scrapy/protego's
 test data; see its README.md) with 30 URLs per site in urls.txt, or, where that corpus
-is absent, the 400 of them in tests/data/corpus_subset.tar.xz (tests/corpus_data.py
+is absent, the 400 of them in tests/data/corpus_subset.tar.xz (tests/helpers/corpus.py
 says how they are chosen and how to regenerate them).  Nothing here is skipped.
 
 * the corpus read is complete, and the subset is exactly its selection from the corpus;

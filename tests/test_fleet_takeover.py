@@ -1,6 +1,6 @@
 """A fleet's claims survive their holder: kill the first claimer, one survivor takes over.
 
-Three crawler processes (tests/fleet_crawler.py) share 50 origins' robots.txt
+Three crawler processes (tests/helpers/fleet_crawler.py) share 50 origins' robots.txt
 through a real redis-server. The first process to win a claim is killed (SIGKILL,
 by PID) while its robots.txt downloads are in flight. Its claims stay in Redis until
 their lease lapses; then exactly one of the two survivors claims and fetches each
