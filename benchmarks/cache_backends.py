@@ -21,7 +21,7 @@ For N real robots.txt bodies of the corpus (one origin each, parsed beforehand):
   one key, for comparison).
 
 The Redis row needs ``redis-server`` on PATH and redis-py; the script starts its own
-server on 127.0.0.1 (tests/redis_server.py) and stops it at the end. Loops are
+server on 127.0.0.1 (tests/helpers/redis_server.py) and stops it at the end. Loops are
 bounded by N (at most the corpus's 4,231 files) and ``--rounds``.
 """
 
@@ -44,9 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
-sys.path[:0] = [str(REPO_ROOT), str(REPO_ROOT / "tests")]
-
-from redis_server import RedisServer, redis_server_missing
+sys.path[:0] = [str(REPO_ROOT)]
 
 from scrapy_robots_std.cache import (
     CacheEntry,
@@ -55,6 +53,7 @@ from scrapy_robots_std.cache import (
     SqliteCache,
 )
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
+from tests.helpers.redis_server import RedisServer, redis_server_missing
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,7 +4,7 @@ Issue 16, points 1-3, measured in one run (a few minutes at most)::
 
     .venv/bin/python -m benchmarks.hostile [--quick] [--origins 300] [--files 10000]
 
-1. Per hostile shape (``benchmarks/hostile_shapes.py``) and for the largest real
+1. Per hostile shape (``tests/helpers/bodies.py``) and for the largest real
    file of the corpus: parse time, then the check (``allowed``) of a URL that the
    shape's rules must all be tried against, with a 2 KB and a 100 KB URL; the
    first (cold) call and the best of the next ones, against the same checks on
@@ -38,7 +38,8 @@ import tracemalloc
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks.hostile_shapes import (
+from scrapy_robots_std import RobotsTxt
+from tests.helpers.bodies import (
     SHAPES,
     USAGE_SHAPES,
     Shape,
@@ -46,7 +47,6 @@ from benchmarks.hostile_shapes import (
     ordinary_usage,
     url,
 )
-from scrapy_robots_std import RobotsTxt
 
 if TYPE_CHECKING:
     from collections.abc import Callable

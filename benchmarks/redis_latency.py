@@ -3,12 +3,13 @@
     .venv/bin/python -m benchmarks.redis_latency [--latency-ms 50] [--reps 3]
         [--origins 20] [--pages 20] [--page-delay 0.15] [--markdown benchmarks/RESULTS.md]
 
-The script starts its own ``redis-server`` on a free 127.0.0.1 port (tests/redis_server.py;
+The script starts its own ``redis-server`` on a free 127.0.0.1 port (tests/helpers/redis_server.py;
 stopped by PID at the end), an asyncio TCP proxy on 127.0.0.1 in front of it that holds
 every chunk going from a client to the server for ``--latency-ms`` before passing it on
 (redis-py writes one command, or one MULTI/EXEC pipeline, per chunk; replies are not
-delayed), and a local site: ``--origins`` origins (one ThreadingHTTPServer each, on
-127.0.0.1, one port per origin), each with a robots.txt that disallows ``/private/``, a
+delayed), and a local site: ``--origins`` origins on 127.0.0.1, one port per origin,
+served with keep-alive by the tests' asyncio server (tests/helpers/loop_server.py)
+on a thread of this process, each with a robots.txt that disallows ``/private/``, a
 home page linking to ``--pages`` pages and two private ones, and ``--page-delay`` seconds
 of server time per page, so a crawl takes a few seconds.
 
@@ -43,7 +44,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -51,8 +51,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
-if str(REPO_ROOT / "tests") not in sys.path:
-    sys.path.insert(1, str(REPO_ROOT / "tests"))
+
+from tests.helpers.loop_server import Encoded, LoopServer
+from tests.helpers.server import Reply, RequestRecord
 
 BEGIN = "<!-- redis_latency.py: begin -->"
 END = "<!-- redis_latency.py: end -->"
@@ -222,21 +223,25 @@ PRIVATE_PATHS = ("/private/a", "/private/b")
 
 
 class Site:
-    """``origins`` ThreadingHTTPServers on 127.0.0.1, one port per origin."""
+    """``origins`` origins on 127.0.0.1, one port each, on a :class:`LoopServer` thread.
+
+    Pages (the home page included) answer after ``page_delay`` seconds, robots.txt
+    and 404s at once; a connection answers one request at a time, kept alive."""
 
     def __init__(self, origins: int, pages: int, page_delay: float) -> None:
         self.origins = origins
         self.pages = pages
         self.page_delay = page_delay
-        self._servers: list[ThreadingHTTPServer] = []
-        self._threads: list[threading.Thread] = []
+        self.ports: list[int] = []
         self.robots_served = 0
         self.pages_served = 0
         self._lock = threading.Lock()
+        self._server = LoopServer()
+        self._running = contextlib.ExitStack()
 
     @property
     def urls(self) -> list[str]:
-        return [f"http://127.0.0.1:{s.server_address[1]}/" for s in self._servers]
+        return [f"http://127.0.0.1:{port}/" for port in self.ports]
 
     def home(self) -> bytes:
         links = [*page_paths(self.pages), *PRIVATE_PATHS]
@@ -246,52 +251,31 @@ class Site:
             + "</body></html>"
         ).encode()
 
+    def _page(self, body: bytes) -> Reply:
+        with self._lock:
+            self.pages_served += 1
+        return Reply(200, {"Content-Type": "text/html"}, body, self.page_delay)
+
+    def answer(self, record: RequestRecord) -> Reply | Encoded:
+        path = record.target
+        if path == "/robots.txt":
+            with self._lock:
+                self.robots_served += 1
+            return _ROBOTS_ANSWER
+        if path == "/":
+            return self._page(self._home)
+        if path in self._known:
+            return self._page(f"<html><body>{path}</body></html>".encode())
+        return _NOT_FOUND
+
     def start(self) -> Site:
-        site = self
-        home = self.home()
-        known = set(page_paths(self.pages)) | set(PRIVATE_PATHS)
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                if self.path == "/robots.txt":
-                    with site._lock:
-                        site.robots_served += 1
-                    self._send(200, ROBOTS, "text/plain")
-                elif self.path == "/":
-                    self._page(home)
-                elif self.path in known:
-                    self._page(f"<html><body>{self.path}</body></html>".encode())
-                else:
-                    self._send(404, b"not found", "text/plain")
-
-            def _page(self, body: bytes) -> None:
-                with site._lock:
-                    site.pages_served += 1
-                if site.page_delay > 0:
-                    time.sleep(site.page_delay)
-                self._send(200, body, "text/html")
-
-            def _send(self, status: int, body: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        for _ in range(self.origins):
-            server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-            server.daemon_threads = True
-            thread = threading.Thread(
-                target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
-            )
-            thread.start()
-            self._servers.append(server)
-            self._threads.append(thread)
+        self._home = self.home()
+        self._known = set(page_paths(self.pages)) | set(PRIVATE_PATHS)
+        self._running.enter_context(self._server.threaded())
+        self.ports = [
+            self._server.call(self._server.listen(self.answer))
+            for _ in range(self.origins)
+        ]
         return self
 
     def reset_counts(self) -> None:
@@ -299,11 +283,11 @@ class Site:
             self.robots_served = self.pages_served = 0
 
     def stop(self) -> None:
-        for server in self._servers:
-            server.shutdown()
-            server.server_close()
-        for thread in self._threads:
-            thread.join(5)
+        self._running.close()
+
+
+_ROBOTS_ANSWER = Encoded.of(Reply(200, {"Content-Type": "text/plain"}, ROBOTS))
+_NOT_FOUND = Encoded.of(Reply(404, {"Content-Type": "text/plain"}, b"not found"))
 
 
 # -- one crawl (child process) -----------------------------------------------------------
@@ -631,7 +615,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         return child(*args.child)
 
-    from redis_server import RedisServer, redis_server_missing
+    from tests.helpers.redis_server import RedisServer, redis_server_missing
 
     missing = redis_server_missing()
     if missing is not None:

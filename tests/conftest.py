@@ -1,41 +1,27 @@
-"""Shared fixtures: a scripted local HTTP server for real crawls and CLI fetches.
+"""Shared fixtures: the local servers (tests/helpers) for real crawls and CLI fetches.
 
 Also here: the ``bench`` marker's opt-in (below) and the hypothesis profiles.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
 import os
-import sys
-import threading
-import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from hostile import (
-    HostileServer,
-    LoopbackResolver,
-    ipv6_loopback_available,
-    loopback_names,
-)
-from hostile import refused_port as _refused_port
 from hypothesis import HealthCheck, settings
-from redis_server import RedisServer, redis_server_missing
+
+from tests.helpers.names import LoopbackResolver, loopback_names
+from tests.helpers.redis_server import RedisServer, redis_server_missing
+from tests.helpers.server import (
+    HostileServer,
+    ScriptedServer,
+    ipv6_loopback_available,
+)
+from tests.helpers.server import refused_port as _refused_port
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
-    from typing import TypeAlias
-
-ROOT = Path(__file__).resolve().parent.parent
-
-# Run from a plain checkout too (package not installed in the environment).
-if importlib.util.find_spec("scrapy_robots_std") is None:
-    sys.path.insert(0, str(ROOT))
+    from collections.abc import Iterator
 
 
 # -- hypothesis profiles -----------------------------------------------------------------
@@ -81,135 +67,6 @@ def pytest_collection_modifyitems(
     items[:] = selected
 
 
-@dataclass(frozen=True)
-class Route:
-    """What the server answers for one path."""
-
-    status: int = 200
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    #: seconds to wait before answering
-    delay: float = 0.0
-
-
-if TYPE_CHECKING:
-    #: A route as tests write it: a Route, ``(status, headers, body)`` or
-    #: ``(status, headers, body, delay)``.
-    RouteSpec: TypeAlias = (
-        Route
-        | tuple[int, Mapping[str, str], bytes]
-        | tuple[int, Mapping[str, str], bytes, float]
-    )
-
-
-def _route(spec: RouteSpec) -> Route:
-    if isinstance(spec, Route):
-        return spec
-    return Route(*spec)
-
-
-class ScriptedServer:
-    """A stdlib ``ThreadingHTTPServer`` on 127.0.0.1 that serves scripted routes.
-
-    Routes are keyed by the request target's path and query (``/a?b=1``), falling
-    back to the path alone; anything else gets a 404. Every request is logged in
-    :attr:`requests` as that target, in arrival order.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._routes: dict[str, Route] = {}
-        self._log: list[str] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._httpd.daemon_threads = True
-        self.port: int = self._httpd.server_address[1]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="scripted-http-server", daemon=True
-        )
-
-    # -- lifecycle --------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=10)
-
-    # -- scripting --------------------------------------------------------------------
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def url(self, path: str = "/") -> str:
-        return f"{self.base_url}{path}"
-
-    def set_routes(self, routes: Mapping[str, RouteSpec]) -> None:
-        """Replace every route and clear the request log."""
-        with self._lock:
-            self._routes = {path: _route(spec) for path, spec in routes.items()}
-            self._log = []
-
-    def add_route(
-        self,
-        path: str,
-        status: int = 200,
-        body: bytes = b"",
-        headers: Mapping[str, str] | None = None,
-        delay: float = 0.0,
-    ) -> None:
-        with self._lock:
-            self._routes[path] = Route(status, dict(headers or {}), body, delay)
-
-    @property
-    def requests(self) -> list[str]:
-        """Request targets served so far (since the last :meth:`set_routes`)."""
-        with self._lock:
-            return list(self._log)
-
-    def _lookup(self, target: str) -> Route:
-        with self._lock:
-            self._log.append(target)
-            route = self._routes.get(target) or self._routes.get(
-                target.split("?", 1)[0]
-            )
-        if route is None:
-            return Route(404, {"Content-Type": "text/plain"}, b"not found\n")
-        return route
-
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                self._answer(send_body=True)
-
-            def do_HEAD(self) -> None:
-                self._answer(send_body=False)
-
-            def _answer(self, *, send_body: bool) -> None:
-                route = server._lookup(self.path)
-                if route.delay:
-                    time.sleep(route.delay)
-                self.send_response(route.status)
-                headers = {"Content-Type": "text/html; charset=utf-8", **route.headers}
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(route.body)))
-                self.end_headers()
-                if send_body:
-                    # the client may hang up early (a CLI reading 500 KiB only)
-                    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                        self.wfile.write(route.body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass  # keep test output clean
-
-        return Handler
-
-
 @pytest.fixture(scope="session")
 def http_server() -> Iterator[ScriptedServer]:
     """The session's scripted server (started once, shut down at the end)."""
@@ -228,13 +85,13 @@ def server(http_server: ScriptedServer) -> ScriptedServer:
     return http_server
 
 
-# -- hostile servers (see hostile.py) ----------------------------------------------------
+# -- hostile servers (tests/helpers/server.py) -------------------------------------------
 
 
 def _fresh(hostile_server: HostileServer) -> Iterator[HostileServer]:
     hostile_server.reset()
     yield hostile_server
-    # Exceptions in connection threads are bugs in hostile.py, not client
+    # Exceptions in connection threads are bugs in the server, not client
     # behaviour: fail the test that provoked them.
     errors = list(hostile_server.errors)
     assert not errors, f"{hostile_server.name} server errors: {errors!r}"

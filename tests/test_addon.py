@@ -219,7 +219,7 @@ def test_addon_sets_the_redis_queue_class_for_scrapy_redis() -> None:
 
 def test_addon_sets_it_for_a_subclass_of_the_scrapy_redis_scheduler() -> None:
     crawler = get_crawler(
-        settings_dict={"SCHEDULER": "test_addon.RedisSchedulerSubclass", **ADDON}
+        settings_dict={"SCHEDULER": f"{__name__}.RedisSchedulerSubclass", **ADDON}
     )
     assert crawler.settings["SCHEDULER_QUEUE_CLASS"] == (
         "scrapy_robots_std.RobotsAwareRedisQueue"

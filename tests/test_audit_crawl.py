@@ -16,16 +16,24 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import Reply, Sequence, loopback_names, run_crawl
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import assert_no_errors, pages_served, settings, stat
 
 from scrapy_robots_std.config import SettingsError
+from tests.helpers.crawl import (
+    assert_no_errors,
+    pages_served,
+    run_crawl,
+    settings,
+    stat,
+)
+from tests.helpers.names import loopback_names
+from tests.helpers.server import Reply, Sequence
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hostile import CrawlResult, Exchange, HostileServer
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.server import Exchange, HostileServer
 
 pytestmark = pytest.mark.crawl
 

@@ -10,39 +10,42 @@ from __future__ import annotations
 import json
 import logging
 import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import redis
-from cache_helpers import parse_entry
-from hostile import Reply, run_crawl
-from redis_server import RedisServer
 from scrapy import Request, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import (
+
+from scrapy_robots_std.cache import RedisCache
+from scrapy_robots_std.config import SettingsError
+from tests.helpers.cache import parse_entry
+from tests.helpers.crawl import (
     RULES,
     assert_no_errors,
     pages_served,
     robots_fetches,
+    run_crawl,
     serve_pages,
     settings,
     stat,
     use_as_http_proxy,
 )
-
-from scrapy_robots_std.cache import RedisCache
-from scrapy_robots_std.config import SettingsError
+from tests.helpers.processes import importable, worker_command
+from tests.helpers.redis_server import RedisServer
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
-    from hostile import CrawlResult, HostileServer
+    from pathlib import Path
+
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-TESTS = Path(__file__).resolve().parent
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.server import HostileServer
+
 CACHE_LOGGER = "scrapy_robots_std.cache"
 SQLITE = "scrapy_robots_std.cache.SqliteCache"
 REDIS = "scrapy_robots_std.cache.RedisCache"
@@ -334,14 +337,7 @@ def test_three_crawler_processes_fetch_each_robots_txt_once(
     outs = [tmp_path / f"crawler{n}.json" for n in range(3)]
     processes = [
         subprocess.Popen(
-            [
-                sys.executable,
-                str(TESTS / "fleet_crawler.py"),
-                redis_url,
-                "fleet",
-                str(origins),
-                str(out),
-            ],
+            worker_command("fleet_crawler", redis_url, "fleet", str(origins), str(out)),
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -392,11 +388,9 @@ def test_three_crawler_processes_fetch_each_robots_txt_once(
 def _clean_env() -> dict[str, Any]:
     import os
 
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy",)}
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return importable(
+        {k: v for k, v in os.environ.items() if k.lower() not in ("no_proxy",)}
     )
-    return env
 
 
 @pytest.mark.crawl

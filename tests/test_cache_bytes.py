@@ -11,18 +11,18 @@ import tracemalloc
 from typing import TYPE_CHECKING
 
 import pytest
-from hostile import Reply, run_crawl
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
-from test_middleware_crawl import assert_no_errors, settings, stat
 
 from scrapy_robots_std.cache import CacheEntry, MemoryCache
 from scrapy_robots_std.cache.memory import entry_bytes
 from scrapy_robots_std.config import MIN_CACHE_MAX_BYTES, Config, SettingsError
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
+from tests.helpers.crawl import assert_no_errors, run_crawl, settings, stat
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
-    from hostile import HostileServer
+    from tests.helpers.server import HostileServer
 
 MIB = 1024 * 1024
 

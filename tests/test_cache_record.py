@@ -8,10 +8,10 @@ import json
 import time
 
 import pytest
-from cache_helpers import parse_entry
 
 from scrapy_robots_std.cache.record import build_entry, dump_meta, load_meta, pack_body
 from scrapy_robots_std.policy import MAX_TTL, FetchReason, Verdict
+from tests.helpers.cache import parse_entry
 
 A = "http://a.example:80"
 RULES = b"User-agent: *\nDisallow: /private/\n"

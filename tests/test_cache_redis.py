@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from cache_helpers import Stats, allow_all_entry, parse_entry
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.cache import RedisCache, RobotsCache, SharedFetches
 from scrapy_robots_std.cache.redis import _without_password
 from scrapy_robots_std.config import SettingsError
+from tests.helpers.cache import Stats, allow_all_entry, parse_entry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

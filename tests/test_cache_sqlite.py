@@ -1,7 +1,7 @@
 """SqliteCache: verdicts in a file that outlives the crawl (SPEC 3, "Cache").
 
 Real SQLite files in tmp_path; the crash and concurrency tests run real worker
-processes (tests/sqlite_worker.py) on one file.
+processes (tests/helpers/sqlite_worker.py) on one file.
 """
 
 from __future__ import annotations
@@ -13,24 +13,23 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from cache_helpers import Stats, allow_all_entry, parse_entry
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.cache import RobotsCache, SharedFetches, SqliteCache
 from scrapy_robots_std.config import SettingsError
 from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES, MAX_READ_BYTES
+from tests.helpers.cache import Stats, allow_all_entry, parse_entry
+from tests.helpers.processes import importable, worker_command
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
 A, B, C, D, E = (f"http://{name}.example:80" for name in "abcde")
 RULES = b"User-agent: *\nDisallow: /private/\n"
 
@@ -314,13 +313,15 @@ def test_from_crawler_without_a_path_or_jobdir_is_a_settings_error() -> None:
 
 
 def worker(*args: str) -> list[str]:
-    return [sys.executable, str(TESTS / "sqlite_worker.py"), *args]
+    return worker_command("sqlite_worker", *args)
 
 
 def test_kill_9_while_writing_leaves_a_valid_file_with_every_commit(
     path: Path,
 ) -> None:
-    process = subprocess.Popen(worker("write", str(path)), stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        worker("write", str(path)), stdout=subprocess.PIPE, env=importable()
+    )
     assert process.stdout is not None
     committed: list[str] = []
     deadline = time.monotonic() + 30
@@ -351,7 +352,9 @@ def test_two_processes_on_one_file_do_not_corrupt_it(path: Path) -> None:
     count = 400  # about a second of work each, so the two overlap
     processes = [
         subprocess.Popen(
-            worker("mixed", str(path), name, str(count)), stdout=subprocess.PIPE
+            worker("mixed", str(path), name, str(count)),
+            stdout=subprocess.PIPE,
+            env=importable(),
         )
         for name in ("one", "two")
     ]

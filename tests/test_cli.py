@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from hostile import BlackHole, GzipBomb, HostileServer, Reply, Streaming, Trickle
 
 import scrapy_robots_std
 from scrapy_robots_std import cli as _cli
@@ -25,13 +24,19 @@ from scrapy_robots_std.policy import MAX_REDIRECTS, FetchOutcome, Verdict, fetch
 from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES, MAX_READ_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.stats import DROP_STATUS
+from tests.helpers.server import (
+    BlackHole,
+    GzipBomb,
+    HostileServer,
+    Reply,
+    Streaming,
+    Trickle,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hostile import Exchange
-
-    from tests.conftest import ScriptedServer
+    from tests.helpers.server import Exchange, ScriptedServer
 
 ROBOTS = b"""\
 User-agent: FooBot

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from test_hostile_bounds import kept_after_a_check
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import compile as small
 from scrapy_robots_std.robotstxt import matcher
 from scrapy_robots_std.robotstxt.matcher import INDEX_ABOVE, PatternTable
+from tests.helpers.memory import kept_after_a_check
 
 BODY = b"""User-agent: *
 Disallow: /private/

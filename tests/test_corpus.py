@@ -1,6 +1,6 @@
 """Real robots.txt files: the 4,231 bodies of ../shared/corpus (copied from scrapy/protego's
 test data; see its README.md) with 30 URLs per site in urls.txt, or, where that corpus
-is absent, the 400 of them in tests/data/corpus_subset.tar.xz (tests/corpus_data.py
+is absent, the 400 of them in tests/data/corpus_subset.tar.xz (tests/helpers/corpus.py
 says how they are chosen and how to regenerate them).  Nothing here is skipped.
 
 * the corpus read is complete, and the subset is exactly its selection from the corpus;
@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from corpus_data import (
+
+from scrapy_robots_std import RobotsTxt
+from tests.helpers.corpus import (
     FULL_CORPUS_FILES,
     NAMED,
     SUBSET,
@@ -26,8 +28,6 @@ from corpus_data import (
     read_subset,
     subset_members,
 )
-
-from scrapy_robots_std import RobotsTxt
 
 TOKEN = "Googlebot"
 FULL_CORPUS_SHA256 = "dd209752adc85018ee7bd3e30a876dca8e5fce52c9374b38cb0eda80104abf93"

@@ -1,7 +1,7 @@
 """Every answer on the real corpus stays what it was when the expectations were stored.
 
 For each corpus body (the 4,231 of ../shared/corpus, or the 400 of the committed
-subset where that is absent: tests/corpus_data.py), in both standards, a
+subset where that is absent: tests/helpers/corpus.py), in both standards, a
 transcript of everything the public API says is hashed: sitemaps, truncated,
 diagnostics, and for several tokens (a named bot, Googlebot, tokens that only
 ``*`` groups match) ``groups_for``, ``crawl_delay``, ``request_rate``, then for
@@ -16,7 +16,7 @@ The digests in ``tests/data/corpus_behaviour.json`` were written by the code
 before the memory work (git 4c8e289). A deliberate behaviour change rewrites
 them with::
 
-    .venv/bin/python tests/test_corpus_behaviour.py --write
+    .venv/bin/python -m tests.test_corpus_behaviour --write
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from corpus_data import FULL_CORPUS_FILES, load
 
 from scrapy_robots_std import RobotsTxt
+from tests.helpers.corpus import FULL_CORPUS_FILES, load
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECTED = ROOT / "tests" / "data" / "corpus_behaviour.json"

@@ -15,40 +15,42 @@ from unittest import mock
 from urllib.parse import urlsplit
 
 import pytest
-from hostile import HostileServer, HostileSpider, Reply, run_crawl
 from scrapy import Request, signals
 from scrapy.core.downloader.handlers.http11 import HTTP11DownloadHandler
 from scrapy.exceptions import IgnoreRequest
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
 from scrapy.utils.test import get_crawler
-from test_middleware_crawl import (
-    MW_LOGGER,
-    RULES,
-    assert_no_errors,
-    pages_served,
-    robots_fetches,
-    serve_pages,
-    settings,
-    stat,
-)
 from twisted.internet.defer import Deferred
 
 from scrapy_robots_std import RobotsTxtDisallowed, RobotsTxtStdMiddleware
 from scrapy_robots_std.scrapy import download as download_module
 from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.origin import origin_of
+from tests.helpers.crawl import (
+    MW_LOGGER,
+    RULES,
+    HostileSpider,
+    assert_no_errors,
+    pages_served,
+    robots_fetches,
+    run_crawl,
+    serve_pages,
+    settings,
+    stat,
+)
+from tests.helpers.server import HostileServer, Reply
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from hostile import CrawlResult
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
 
     from scrapy_robots_std.cache import CacheEntry
+    from tests.helpers.crawl import CrawlResult
 
 pytestmark = pytest.mark.crawl
 

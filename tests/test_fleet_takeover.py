@@ -1,6 +1,6 @@
 """A fleet's claims survive their holder: kill the first claimer, one survivor takes over.
 
-Three crawler processes (tests/fleet_crawler.py) share 50 origins' robots.txt
+Three crawler processes (tests/helpers/fleet_crawler.py) share 50 origins' robots.txt
 through a real redis-server. The first process to win a claim is killed (SIGKILL,
 by PID) while its robots.txt downloads are in flight. Its claims stay in Redis until
 their lease lapses; then exactly one of the two survivors claims and fetches each
@@ -15,7 +15,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -23,15 +22,16 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import redis
-from hostile import Reply
-from test_middleware_crawl import RULES, serve_pages
+
+from tests.helpers.crawl import RULES, serve_pages
+from tests.helpers.processes import importable, worker_command
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hostile import HostileServer, RequestRecord
+    from tests.helpers.server import HostileServer, RequestRecord
 
-TESTS = Path(__file__).resolve().parent
 ORIGINS = 50
 PREFIX = "fleet"
 #: The claims' lease in the crawler processes (the default is 10 s): short, so the
@@ -53,14 +53,7 @@ class Crawler:
         self.out = out
         self._log = log.open("wb")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                str(TESTS / "fleet_crawler.py"),
-                redis_url,
-                PREFIX,
-                str(ORIGINS),
-                str(out),
-            ],
+            worker_command("fleet_crawler", redis_url, PREFIX, str(ORIGINS), str(out)),
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -143,12 +136,9 @@ def test_a_dead_claimers_origins_are_fetched_once_more_by_one_survivor(
             "/robots.txt", Reply(200, {}, RULES, delay=ROBOTS_DELAY), host=host
         )
         serve_pages(hostile, ("/public/page", "/private/page"), host=host)
-    env = {k: v for k, v in os.environ.items() if k.lower() != "no_proxy"}
+    env = importable({k: v for k, v in os.environ.items() if k.lower() != "no_proxy"})
     env.update(
         http_proxy=hostile.base_url,
-        PYTHONPATH=os.pathsep.join(
-            [str(TESTS), *filter(None, [env.get("PYTHONPATH")])]
-        ),
         FLEET_TRACE_CLAIMS="1",
         FLEET_CLAIM_LEASE=str(LEASE),
     )

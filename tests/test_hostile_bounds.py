@@ -17,35 +17,31 @@ import sys
 import tracemalloc
 from array import array
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 import pytest
-from hostile import Reply, run_crawl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scrapy import Request, Spider
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
-from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import matcher, parser, robots, wildcard_keys
 from scrapy_robots_std.robotstxt import wildcards as wildcard_index
-
-# The shapes live with the benchmark that reports on them (one home).
-_ROOT = str(Path(__file__).resolve().parents[1])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-from typing import TYPE_CHECKING, Any
-
-from benchmarks import hostile_shapes
-from benchmarks.hostile_shapes import SHAPES_BY_KEY, ordinary, url
+from tests.helpers import bodies as hostile_shapes
+from tests.helpers.bodies import SHAPES_BY_KEY, ordinary, url
+from tests.helpers.crawl import run_crawl
+from tests.helpers.crawl import settings as crawl_settings
+from tests.helpers.memory import kept_after_a_check
+from tests.helpers.processes import ROOT
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-    from hostile import HostileServer
+    from tests.helpers.server import HostileServer
 
 MIB = 1 << 20
 
@@ -173,14 +169,14 @@ def test_the_keys_chosen_do_not_depend_on_the_hash_seed():
     # the same in every process.
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from benchmarks.hostile_shapes import SHAPES_BY_KEY as S;"
+        "from tests.helpers.bodies import SHAPES_BY_KEY as S;"
         "from scrapy_robots_std.robotstxt.wildcard_keys import choose_keys;"
         "pats = [l.split(b': ', 1)[1] for l in S['ordered'].body().splitlines()[1:2000]];"
         "import hashlib; print(hashlib.sha256(repr(choose_keys(pats)).encode()).hexdigest())"
     )
     seen = {
         subprocess.run(
-            [sys.executable, "-c", script, _ROOT],
+            [sys.executable, "-c", script, str(ROOT)],
             env={**os.environ, "PYTHONHASHSEED": seed},
             capture_output=True,
             text=True,
@@ -396,21 +392,6 @@ def test_normalisation_agrees_with_the_regex_it_replaced(value):
 
 
 # -- memory ---------------------------------------------------------------------------------
-
-
-def kept_after_a_check(body: bytes, token: str) -> tuple[int, RobotsTxt]:
-    gc.collect()
-    tracemalloc.start()
-    try:
-        copy = bytes(bytearray(body))
-        base = tracemalloc.get_traced_memory()[0] - len(copy)
-        parsed = RobotsTxt.parse(copy)
-        del copy
-        parsed.allowed(url("/x"), token)
-        gc.collect()
-        return tracemalloc.get_traced_memory()[0] - base, parsed
-    finally:
-        tracemalloc.stop()
 
 
 @pytest.mark.parametrize("key", sorted(SHAPES_BY_KEY))

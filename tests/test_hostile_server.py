@@ -15,25 +15,6 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import (
-    BOMB_LINE,
-    BlackHole,
-    Garbage,
-    GzipBomb,
-    HostileServer,
-    LoopbackResolver,
-    LyingLength,
-    Reply,
-    Reset,
-    Sequence,
-    Streaming,
-    Trickle,
-    _gzip_bomb_slowly,
-    gzip_bomb_body,
-    loopback_names,
-    run_crawl,
-    tls_client_context,
-)
 from scrapy.exceptions import (
     CannotResolveHostError,
     DownloadCancelledError,
@@ -45,6 +26,25 @@ from scrapy.exceptions import (
 )
 from scrapy.utils.defer import deferred_f_from_coro_f
 from twisted.internet.address import IPv4Address, IPv6Address
+
+from tests.helpers.crawl import run_crawl
+from tests.helpers.names import LoopbackResolver, loopback_names
+from tests.helpers.server import (
+    BOMB_LINE,
+    BlackHole,
+    Garbage,
+    GzipBomb,
+    HostileServer,
+    LyingLength,
+    Reply,
+    Reset,
+    Sequence,
+    Streaming,
+    Trickle,
+    _gzip_bomb_slowly,
+    gzip_bomb_body,
+)
+from tests.helpers.tls import tls_client_context
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,23 +21,23 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import Reply
+
+from tests.helpers.processes import importable, worker_command
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
-    from hostile import HostileServer
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 
-TESTS = Path(__file__).resolve().parent
 RULES = b"User-agent: *\nDisallow: /private/\n"
 PAGE = Reply(200, {"Content-Type": "text/html"}, b"<p>ok</p>")
 FAST = "fast.test"
@@ -59,22 +59,20 @@ def disallowed(url: str) -> bool:
 
 
 def clean_env() -> dict[str, str]:
-    """This environment without proxies, with tests/ importable (``hostile``)."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-    }
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
+    """This environment without proxies, with tests.helpers importable."""
+    return importable(
+        {
+            key: value
+            for key, value in os.environ.items()
+            if key.lower() not in ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
+        }
     )
-    return env
 
 
 def start_run(config: Path, out: Path, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as sink:
         return subprocess.Popen(
-            [sys.executable, str(TESTS / "jobdir_crawler.py"), str(config), str(out)],
+            worker_command("jobdir_crawler", str(config), str(out)),
             env=clean_env(),
             stdin=subprocess.DEVNULL,
             stdout=sink,

@@ -22,32 +22,30 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import BlackHole, Reply, loopback_names, refused_port
 from scrapy import Request, Spider
 from scrapy.utils.defer import (
     deferred_f_from_coro_f,
-    deferred_from_coro,
     maybe_deferred_to_future,
 )
-from scrapy.utils.test import get_crawler
-from twisted.internet import defer
 
 from scrapy_robots_std import RobotsTxtDisallowed
+from tests.helpers.crawl import run_crawl
+from tests.helpers.names import loopback_names
+from tests.helpers.server import BlackHole, Reply, refused_port
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
     from pathlib import Path
 
-    from hostile import HostileServer, RequestRecord
-    from scrapy.crawler import Crawler
     from scrapy.http import Response
     from twisted.python.failure import Failure
+
+    from tests.helpers.server import HostileServer, RequestRecord
 
 pytestmark = pytest.mark.crawl
 
@@ -221,19 +219,15 @@ async def crawl(
     **spider_kwargs: Any,
 ) -> Run:
     """One crawl, bounded by :data:`HARD_TIMEOUT` whatever the crawl does."""
-    from twisted.internet import reactor
-
     servers = list(servers)
     before = [len(server.requests) for server in servers]
-    crawler: Crawler = get_crawler(spider_cls, dict(crawl_settings))
-    started = time.monotonic()
-    running = deferred_from_coro(crawler.crawl_async(**spider_kwargs))
-    running.addTimeout(HARD_TIMEOUT, reactor)
-    try:
-        await maybe_deferred_to_future(running)
-    except (defer.TimeoutError, defer.CancelledError):
-        pytest.fail(f"the crawl hung: still running after {HARD_TIMEOUT} s")
-    elapsed = time.monotonic() - started
+    result = await run_crawl(
+        settings=crawl_settings,
+        spider_cls=spider_cls,
+        spider_kwargs=spider_kwargs,
+        timeout=HARD_TIMEOUT,
+    )
+    crawler, elapsed = result.crawler, result.elapsed
     spider = crawler.spider
     assert isinstance(spider, (MatrixSpider, StartUrlsSpider))
     assert crawler.stats is not None

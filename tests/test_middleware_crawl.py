@@ -15,20 +15,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
-from hostile import (
-    BlackHole,
-    Garbage,
-    GzipBomb,
-    HostileSpider,
-    LyingLength,
-    Reply,
-    Reset,
-    Sequence,
-    Streaming,
-    Trickle,
-    loopback_names,
-    run_crawl,
-)
 from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 
@@ -38,79 +24,46 @@ from scrapy_robots_std import (
     StdRobotParser,
 )
 from scrapy_robots_std.scrapy.origin import origin_of
+from tests.helpers.crawl import (
+    MW_LOGGER,
+    PAGES,
+    RULES,
+    DownloadAsyncSpider,
+    HostileSpider,
+    assert_no_errors,
+    drop_lines,
+    pages_served,
+    robots_fetches,
+    run_crawl,
+    serve_pages,
+    settings,
+    stat,
+    use_as_http_proxy,
+)
+from tests.helpers.names import loopback_names
+from tests.helpers.server import (
+    BlackHole,
+    Garbage,
+    GzipBomb,
+    LyingLength,
+    Reply,
+    Reset,
+    Sequence,
+    Streaming,
+    Trickle,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+    from collections.abc import AsyncIterator, Iterator, Mapping
 
-    from hostile import CrawlResult, HostileServer
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
     from scrapy_robots_std.cache import CacheEntry
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
-
-MW_LOGGER = "scrapy_robots_std.scrapy.middleware"
-RULES = b"User-agent: *\nDisallow: /private/\n"
-PAGES = ("/public/a", "/private/b")
-
-
-def settings(**overrides: Any) -> dict[str, Any]:
-    """The add-on with timeouts short enough for tests."""
-    base: dict[str, Any] = {
-        "ROBOTSTXT_OBEY": True,
-        "ADDONS": {"scrapy_robots_std.Addon": 0},
-        "USER_AGENT": "TestBot/1.0 (+http://example.invalid)",
-        "ROBOTS_STD_FETCH_TIMEOUT": 3,
-        "ROBOTS_STD_FETCH_RETRIES": 2,
-        "ROBOTS_STD_RETRY_BACKOFF": 0.1,
-        "ROBOTS_STD_MAX_WAIT": 10,
-        "RETRY_ENABLED": False,
-    }
-    base.update(overrides)
-    return base
-
-
-def serve_pages(
-    server: HostileServer, pages: Iterable[str] = PAGES, host: str | None = None
-) -> list[str]:
-    for page in pages:
-        server.add_route(
-            page, Reply(200, {"Content-Type": "text/html"}, b"<p>ok</p>"), host=host
-        )
-    return [server.url(page, host=host) for page in pages]
-
-
-def use_as_http_proxy(server: HostileServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Send every http request through ``server``, which routes by the host asked for:
-    any host name, and port 80, without DNS or binding port 80."""
-    monkeypatch.setenv("http_proxy", server.base_url)
-    monkeypatch.delenv("no_proxy", raising=False)
-    monkeypatch.delenv("NO_PROXY", raising=False)
-
-
-def pages_served(server: HostileServer) -> set[str]:
-    return {r.path for r in server.requests if not r.path.startswith("/robots")}
-
-
-def robots_fetches(server: HostileServer, path: str = "/robots.txt") -> int:
-    return len(server.requests_for(path))
-
-
-def drop_lines(result: CrawlResult) -> list[str]:
-    return [
-        m
-        for m in result.messages(logger_prefix=MW_LOGGER)
-        if "Forbidden by robots.txt" in m
-    ]
-
-
-def assert_no_errors(result: CrawlResult) -> None:
-    """Nothing at ERROR or above: no traceback in the crawl."""
-    errors = [
-        f"{r.name}: {r.getMessage()}" for r in result.logs if r.levelno >= logging.ERROR
-    ]
-    assert errors == []
 
 
 def notices(result: CrawlResult) -> list[str]:
@@ -121,10 +74,6 @@ def notices(result: CrawlResult) -> list[str]:
         if m.startswith("robots.txt ")
         and ("no restrictions for this origin" in m or "are ignored" in m)
     ]
-
-
-def stat(result: CrawlResult, key: str) -> Any:
-    return result.stats.get(key)
 
 
 # -- 200, 404 and the status policy ----------------------------------------------------
@@ -674,40 +623,6 @@ async def test_every_waiter_is_checked(hostile: HostileServer) -> None:
     assert robots_fetches(hostile) == 1
     assert stat(result, "robots_std/wait/requests") == 20
     assert stat(result, "robots_std/wait/max_seconds") >= 1.9
-
-
-class DownloadAsyncSpider(Spider):
-    """Sends its requests with ``engine.download_async`` (no scheduler): the
-    middleware's own wait path, not the parking one."""
-
-    name = "download_async"
-
-    def __init__(self, *args: Any, urls: list[str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.urls = urls
-        self.outcomes: dict[str, str] = {}
-
-    async def start(self) -> AsyncIterator[Any]:
-        from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-        from twisted.internet.defer import DeferredList
-
-        async def one(url: str) -> None:
-            try:
-                await self.crawler.engine.download_async(Request(url))  # type: ignore[union-attr]
-                self.outcomes[url] = "fetched"
-            except RobotsTxtDisallowed:
-                self.outcomes[url] = "dropped"
-            except Exception as exc:  # noqa: BLE001 -- recorded for the assertion
-                self.outcomes[url] = repr(exc)
-
-        # Both reactors: gather through Twisted.
-        await maybe_deferred_to_future(
-            DeferredList(
-                [deferred_from_coro(one(u)) for u in self.urls], consumeErrors=True
-            )
-        )
-        return
-        yield  # pragma: no cover
 
 
 @deferred_f_from_coro_f

@@ -12,20 +12,24 @@ import logging
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
-from hostile import HostileSpider, Reply, loopback_names, run_crawl
 from scrapy.spiders import SitemapSpider
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import settings as crawl_settings
 
 from scrapy_robots_std import RobotsTxtStdMiddleware
 from scrapy_robots_std.config import SettingsError
+from tests.helpers.crawl import HostileSpider, run_crawl
+from tests.helpers.crawl import settings as crawl_settings
+from tests.helpers.names import loopback_names
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-    from hostile import CrawlResult, HostileServer
     from scrapy.http import Response
+
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 

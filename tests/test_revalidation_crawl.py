@@ -13,34 +13,36 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import HostileSpider, Reply, run_crawl
-from scrapy import Request, signals
+from scrapy import signals
 from scrapy.utils.defer import (
     deferred_f_from_coro_f,
     deferred_from_coro,
     maybe_deferred_to_future,
-)
-from test_middleware_crawl import (
-    RULES,
-    assert_no_errors,
-    pages_served,
-    serve_pages,
-    settings,
-    stat,
 )
 from twisted.internet.defer import DeferredList
 
 from scrapy_robots_std.cache import SqliteCache
 from scrapy_robots_std.policy import MAX_VALIDATOR_CHARS, usable_validator
 from scrapy_robots_std.scrapy.origin import origin_of
+from tests.helpers.crawl import (
+    RULES,
+    LaterSpider,
+    assert_no_errors,
+    pages_served,
+    run_crawl,
+    serve_pages,
+    settings,
+    stat,
+)
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from hostile import CrawlResult, Exchange, HostileServer, RequestRecord
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
+
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.server import Exchange, HostileServer, RequestRecord
 
 ETAG = '"rules-v1"'
 LAST_MODIFIED = "Tue, 24 Nov 2026 10:00:00 GMT"
@@ -199,26 +201,6 @@ async def test_a_changed_file_answers_200_and_its_new_rules_apply(
 # -- the memory backend: expiry during one crawl ---------------------------------------
 
 
-class LaterSpider(HostileSpider):
-    """Requests ``/slow`` (answered after a while) and ``first``; once ``/slow``
-    arrives, the ``later`` paths, whose origin's verdict has expired by then."""
-
-    first: tuple[str, ...] = ()
-    later: tuple[str, ...] = ()
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in (*self.first, self.slow):
-            yield Request(url, callback=self.parse_first, errback=self.on_error)
-
-    def parse_first(self, response: Response) -> Any:
-        self.parse(response)
-        if response.url == self.slow:
-            for url in self.later:
-                yield Request(url, callback=self.parse, errback=self.on_error)
-
-    slow: str = ""
-
-
 @pytest.mark.crawl
 @deferred_f_from_coro_f
 async def test_the_memory_cache_revalidates_an_expired_copy_mid_crawl(
@@ -354,11 +336,11 @@ async def test_a_304_is_never_followed_as_a_redirect(hostile: HostileServer) -> 
 def test_a_renewal_whose_record_is_gone_is_counted(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    from cache_helpers import parse_entry
     from scrapy.statscollectors import MemoryStatsCollector
     from scrapy.utils.test import get_crawler
 
     from scrapy_robots_std.cache import RedisCache
+    from tests.helpers.cache import parse_entry
 
     stats = MemoryStatsCollector(get_crawler())
     if backend == "sqlite":

@@ -8,16 +8,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import HostileSpider, Reply, run_crawl
 from scrapy import Request
 from scrapy.squeues import PickleLifoDiskQueue
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import settings
+
+from tests.helpers.crawl import HostileSpider, run_crawl, settings
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hostile import HostileServer, LoopbackResolver
+    from tests.helpers.names import LoopbackResolver
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 
@@ -134,8 +136,8 @@ async def test_a_request_the_disk_queue_cannot_take_is_kept_in_memory(
         urls,
         settings(
             JOBDIR=str(tmp_path / "job"),
-            SCHEDULER_DISK_QUEUE="test_scheduling_crawl.NoFileForSome",
-            SCHEDULER_START_DISK_QUEUE="test_scheduling_crawl.NoFileForSome",
+            SCHEDULER_DISK_QUEUE=f"{__name__}.NoFileForSome",
+            SCHEDULER_START_DISK_QUEUE=f"{__name__}.NoFileForSome",
         ),
     )
     assert sorted(result.responses) == sorted(urls)

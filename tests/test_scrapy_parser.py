@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,6 +16,7 @@ import scrapy_robots_std
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt.tokens import product_token
 from scrapy_robots_std.scrapy.robotparser import StdRobotParser
+from tests.helpers.crawl import run_crawl
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -29,7 +25,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-    from tests.conftest import RouteSpec, ScriptedServer
+    from tests.helpers.server import RouteSpec, ScriptedServer
 
 SCRAPY_UA = "Scrapy/2.19 (+https://scrapy.org)"
 PARSER_PATH = "scrapy_robots_std.StdRobotParser"
@@ -282,9 +278,10 @@ def crawl_settings(**extra: Any) -> dict[str, Any]:
 
 
 async def crawl(urls: list[str], settings: dict[str, Any]) -> Crawler:
-    crawler = get_crawler(RecordingSpider, settings)
-    await crawler.crawl_async(urls=urls)
-    return crawler
+    result = await run_crawl(
+        settings=settings, spider_cls=RecordingSpider, spider_kwargs={"urls": urls}
+    )
+    return result.crawler
 
 
 def paths_served(server: ScriptedServer) -> set[str]:
@@ -456,42 +453,3 @@ async def test_builtin_middleware_concurrent_waiters(server: ScriptedServer) -> 
     crawler = get_crawler(ConcurrentSpider, crawl_settings())
     await crawler.crawl_async(urls=[server.url(p) for p in pages])
     assert paths_served(server) == {"/robots.txt"}
-
-
-def test_example_project_demo() -> None:
-    """``example_project/run_demo.py`` runs from the repository root and exits 0."""
-    root = Path(__file__).resolve().parent.parent
-    package_root = str(Path(scrapy_robots_std.__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": package_root}
-    env.pop("SCRAPY_SETTINGS_MODULE", None)
-    result = subprocess.run(
-        [sys.executable, str(root / "example_project" / "run_demo.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "robotstxt/forbidden: 10" in result.stdout
-    assert "robots_std/dropped/unreachable: 4" in result.stdout
-    assert "OK: every page fetched was allowed" in result.stdout
-    # the audit file: one robots record per origin (7), one origin record each, close
-    assert "Audit file (15 records: 1 close, 7 origin, 7 robots)" in result.stdout
-    assert '"content_usage": 3' in result.stdout  # the media origin's preferences
-    # the demo declares the purpose "search" and drops on a no: once by a robots.txt
-    # line (not sent), once by a response header (after download)
-    assert "robots_std/dropped/usage: 1" in result.stdout
-    assert "robots_std/dropped/usage-header: 1" in result.stdout
-    assert re.search(
-        r"Forbidden by usage preference: <GET http://127\.0\.0\.1:\d+/archive/old\.html>"
-        r': disallow for search .* by line 6 "Content-Usage: /archive/ search=n"',
-        result.stdout,
-    )
-    # the moved origin's drops name the file its robots.txt redirected to
-    assert re.search(
-        r"/secret/launch\.html> by http://127\.0\.0\.1:\d+/moved-robots\.txt line 2 "
-        r'"Disallow: /secret/"',
-        result.stdout,
-    )

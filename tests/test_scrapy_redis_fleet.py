@@ -15,26 +15,26 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import pytest
 import redis
-from hostile import Reply, Sequence
-from test_middleware_crawl import RULES, serve_pages
+
+from tests.helpers.crawl import RULES, serve_pages
+from tests.helpers.processes import importable, worker_command
+from tests.helpers.server import Reply, Sequence
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
+    from pathlib import Path
 
-    from hostile import HostileServer
+    from tests.helpers.server import HostileServer
 
 pytest.importorskip("scrapy_redis")
 
 pytestmark = pytest.mark.crawl
 
-TESTS = Path(__file__).resolve().parent
 ORIGINS = 6
 PAGES = ("/public/a", "/public/b", "/private/c")
 #: How long the first robots.txt request of each origin takes to answer.
@@ -66,18 +66,10 @@ class Worker:
         }
         env["http_proxy"] = proxy
         env["ROBOTS_STD_WORKER_SETTINGS"] = json.dumps(settings or {})
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])]
-        )
+        env = importable(env)
         self._log: IO[bytes] = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                str(TESTS / "redis_worker.py"),
-                redis_url,
-                str(self.out),
-                *urls,
-            ],
+            worker_command("redis_worker", redis_url, str(self.out), *urls),
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -332,7 +324,7 @@ def test_a_worker_exits_when_redis_goes_away_before_it_closes(
     CLOSESPIDER_TIMEOUT ends. Counting the held requests at close fails; the other
     closing steps run, the store's thread is closed (or a daemon), and the worker
     exits: it used to stay alive after "Spider closed" until SIGKILL."""
-    from redis_server import RedisServer
+    from tests.helpers.redis_server import RedisServer
 
     urls = serve_slow_origins(hostile, "gone")
     with RedisServer() as own_redis:

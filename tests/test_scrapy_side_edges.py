@@ -11,9 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
-from cache_helpers import allow_all_entry
-from fake_book import FakeBook
-from hostile import HostileSpider, Reply, loopback_names, run_crawl
 from scrapy import Request, Spider
 from scrapy.pqueues import DownloaderAwarePriorityQueue
 from scrapy.squeues import PickleFifoDiskQueue
@@ -24,7 +21,6 @@ from scrapy.utils.defer import (
     maybe_deferred_to_future,
 )
 from scrapy.utils.test import get_crawler
-from test_middleware_crawl import RULES, serve_pages, settings
 from twisted.internet.defer import gatherResults
 
 from scrapy_robots_std import RobotsTxtDisallowed
@@ -33,14 +29,19 @@ from scrapy_robots_std.config import Config
 from scrapy_robots_std.scrapy import holding
 from scrapy_robots_std.scrapy.store import Store
 from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
+from tests.helpers.cache import allow_all_entry
+from tests.helpers.crawl import RULES, HostileSpider, run_crawl, serve_pages, settings
+from tests.helpers.fakes import FakeBook
+from tests.helpers.names import loopback_names
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hostile import Exchange, HostileServer
     from scrapy.http import Response
 
     from scrapy_robots_std.cache import CacheEntry
+    from tests.helpers.server import Exchange, HostileServer
 
 
 # -- 1. A new request for an origin held while the last fetch is still finishing -----

@@ -26,7 +26,7 @@ import pytest
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from conftest import ScriptedServer
+    from tests.helpers.server import ScriptedServer
 
 pytestmark = pytest.mark.crawl
 

@@ -17,24 +17,26 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import BlackHole, Reply, run_crawl
 from scrapy.utils.defer import deferred_f_from_coro_f, maybe_deferred_to_future
-from test_middleware_crawl import (
+
+from tests.helpers.crawl import (
     MW_LOGGER,
     RULES,
     DownloadAsyncSpider,
     assert_no_errors,
     drop_lines,
     pages_served,
+    run_crawl,
     serve_pages,
     settings,
 )
+from tests.helpers.server import BlackHole, Reply
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
     from pathlib import Path
 
-    from hostile import HostileServer
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 

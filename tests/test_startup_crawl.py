@@ -7,15 +7,23 @@ import logging
 from typing import TYPE_CHECKING
 
 import pytest
-from hostile import Reply, run_crawl
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import MW_LOGGER, RULES, pages_served, serve_pages, settings
 
 from scrapy_robots_std.scrapy.startup import closest_setting, unknown_settings
+from tests.helpers.crawl import (
+    MW_LOGGER,
+    RULES,
+    pages_served,
+    run_crawl,
+    serve_pages,
+    settings,
+)
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
-    from hostile import CrawlResult, HostileServer
-    from redis_server import RedisServer
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.redis_server import RedisServer
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 

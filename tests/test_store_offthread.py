@@ -17,7 +17,6 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
-from hostile import HostileSpider, Reply, run_crawl
 from scrapy import signals
 from scrapy.statscollectors import MemoryStatsCollector
 from scrapy.utils.defer import (
@@ -26,7 +25,6 @@ from scrapy.utils.defer import (
     maybe_deferred_to_future,
 )
 from scrapy.utils.test import get_crawler
-from test_middleware_crawl import RULES, assert_no_errors, serve_pages, settings
 from twisted.internet.defer import gatherResults
 from twisted.internet.task import LoopingCall
 
@@ -34,16 +32,25 @@ from scrapy_robots_std.cache import SqliteCache
 from scrapy_robots_std.cache.offthread import SLOW_CALL, OffThread
 from scrapy_robots_std.config import Config
 from scrapy_robots_std.scrapy.store import Store
+from tests.helpers.crawl import (
+    RULES,
+    HostileSpider,
+    assert_no_errors,
+    run_crawl,
+    serve_pages,
+    settings,
+)
+from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from pathlib import Path
 
-    from hostile import HostileServer
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
     from scrapy_robots_std.cache import CacheEntry
+    from tests.helpers.server import HostileServer
 
 CACHE_LOGGER = "scrapy_robots_std.cache"
 SLOW_STAT = "robots_std/cache/store_slow"

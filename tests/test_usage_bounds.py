@@ -12,33 +12,26 @@ from __future__ import annotations
 
 import gc
 import re
-import sys
 import tracemalloc
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest import mock
 
 import pytest
-from corpus_data import load
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import usage_query, wildcards
 from scrapy_robots_std.robotstxt.usage import REASON_TOO_COMPLEX
-
-# The shapes live with the benchmark that reports on them (one home).
-_ROOT = str(Path(__file__).resolve().parents[1])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-from benchmarks.hostile_shapes import (
+from tests.helpers.bodies import (
     USAGE_PIECES,
     USAGE_SHAPES,
     ordinary_usage,
     url,
     usage_wildcards,
 )
+from tests.helpers.corpus import load
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -12,16 +12,23 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hostile import Reply, Sequence, run_crawl
 from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
-from test_middleware_crawl import MW_LOGGER, assert_no_errors, settings, stat
-from test_revalidation_crawl import LaterSpider
 
 from scrapy_robots_std import PurposeDecision, UsagePreferences
+from tests.helpers.crawl import (
+    MW_LOGGER,
+    LaterSpider,
+    assert_no_errors,
+    run_crawl,
+    settings,
+    stat,
+)
+from tests.helpers.server import Reply, Sequence
 
 if TYPE_CHECKING:
-    from hostile import CrawlResult, HostileServer
+    from tests.helpers.crawl import CrawlResult
+    from tests.helpers.server import HostileServer
 
 ROBOTS_A = b"""User-agent: *
 Allow: /
@@ -434,8 +441,9 @@ async def test_a_drop_line_names_a_few_of_many_sources(hostile: HostileServer) -
 async def test_a_usage_query_past_its_budget_is_counted_and_named_in_a_drop(
     hostile: HostileServer,
 ) -> None:
-    from test_usage_bounds import SHAPE, usage_wildcards
+    from tests.helpers.bodies import USAGE_SHAPES, usage_wildcards
 
+    SHAPE = USAGE_SHAPES[0]
     hostile.add_route("/robots.txt", Reply(200, {}, usage_wildcards()))
     path = SHAPE.path(2_000)
     hostile.add_route(path, Reply(200, HTML, PAGE))

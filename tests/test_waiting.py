@@ -12,40 +12,20 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from fake_book import FakeBook
 from scrapy import Request, Spider
 from scrapy.pqueues import DownloaderAwarePriorityQueue, ScrapyPriorityQueue
 from scrapy.squeues import FifoMemoryQueue, PickleFifoDiskQueue
-from scrapy.utils.httpobj import urlparse_cached
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.scrapy import holding
 from scrapy_robots_std.scrapy.verdicts import WAITED_META
 from scrapy_robots_std.scrapy.waiting import STATE_FORMAT, RobotsAwarePriorityQueue
+from tests.helpers.fakes import FakeBook, FakeDownloader
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from scrapy.pqueues import QueueProtocol
-
-
-class _Slot:
-    def __init__(self, active: int) -> None:
-        self.active = set(range(active))
-
-
-class FakeDownloader:
-    """The slot key is the host name (Scrapy's default); ``busy`` sets how many
-    downloads each slot has in progress."""
-
-    def __init__(self) -> None:
-        self.slots: dict[str, _Slot] = {}
-
-    def busy(self, slot: str, active: int) -> None:
-        self.slots[slot] = _Slot(active)
-
-    def get_slot_key(self, request: Request) -> str:
-        return urlparse_cached(request).hostname or ""
 
 
 def make_queue(

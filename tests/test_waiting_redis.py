@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 import redis
-from fake_book import FakeBook
 from scrapy import Request, Spider
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.scrapy.origin import origin_of
 from scrapy_robots_std.scrapy.verdicts import WAITED_META
+from tests.helpers.fakes import FakeBook
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -7,14 +7,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from fake_book import FakeBook
 from scrapy import Request, Spider
 from scrapy.core.scheduler import Scheduler
 from scrapy.squeues import PickleFifoDiskQueue
 from scrapy.utils.test import get_crawler
-from test_waiting import FakeDownloader
 
 from scrapy_robots_std.scrapy import holding
+from tests.helpers.fakes import FakeBook, FakeDownloader
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,8 +1,8 @@
 """A process that writes to (and reads from) a SqliteCache file, for the crash and
 concurrency tests of tests/test_cache_sqlite.py.
 
-    python sqlite_worker.py write PATH          # put entries until killed (bounded)
-    python sqlite_worker.py mixed PATH ID N     # N puts and reads, shared with others
+    python -m tests.helpers.sqlite_worker write PATH          # put entries until killed (bounded)
+    python -m tests.helpers.sqlite_worker mixed PATH ID N     # N puts and reads, shared with others
 
 ``write`` prints ``committed <origin>`` after each put returns (the transaction is
 committed then). ``mixed`` prints one JSON line: its counts and the warnings logged.
@@ -16,9 +16,9 @@ import random
 import sys
 import time
 
-from cache_helpers import Stats, body_for, parse_entry
-
 from scrapy_robots_std.cache import SqliteCache
+from tests.helpers.bodies import body_for
+from tests.helpers.cache import Stats, parse_entry
 
 #: Bounds of the ``write`` loop, should nobody kill it.
 MAX_WRITES = 20_000

@@ -1,11 +1,11 @@
 """One run of a resumable crawl (``JOBDIR``) with the add-on, for test_jobdir_resume.py.
 
-    python jobdir_crawler.py CONFIG_JSON OUT_JSON
+    python -m tests.helpers.jobdir_crawler CONFIG_JSON OUT_JSON
 
 CONFIG_JSON holds ``starts`` (the start URLs), ``links`` (URL -> the URLs its
 response links to), ``settings`` (on top of the add-on's, ``JOBDIR`` among them)
 and ``reactor`` (``"asyncio"`` or ``"default"``). Host names ``*.test`` resolve to
-127.0.0.1 (:class:`hostile.LoopbackResolver`). Run it again with the same JOBDIR to
+127.0.0.1 (:class:`tests.helpers.names.LoopbackResolver`). Run it again with the same JOBDIR to
 resume. On the way out it writes OUT_JSON: the stats, every URL the spider
 requested (start URLs are requested again by a resumed run, and the duplicate
 filter drops those seen before), the URLs that reached the callback and the
@@ -18,9 +18,9 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from crawl_report import write_report
 from scrapy import Request, Spider
-from scrapy.crawler import CrawlerProcess
+
+from tests.helpers.crawl import crawl_in_process
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -39,7 +39,7 @@ def base_settings() -> dict[str, Any]:
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robots_std.Addon": 0},
         "USER_AGENT": "JobdirBot/1.0 (+http://example.invalid)",
-        "TWISTED_DNS_RESOLVER": "hostile.LoopbackResolver",
+        "TWISTED_DNS_RESOLVER": "tests.helpers.names.LoopbackResolver",
         "RETRY_ENABLED": False,
         "TELNETCONSOLE_ENABLED": False,
         "LOG_LEVEL": "DEBUG",
@@ -104,19 +104,22 @@ def main(config_path: str, out: str) -> None:
         "TWISTED_REACTOR": REACTORS[config["reactor"]],
         **config["settings"],
     }
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(JobdirSpider)
-    process.crawl(crawler, starts=config["starts"], links=config["links"])
-    process.start()
-    spider = crawler.spider
-    assert isinstance(spider, JobdirSpider)
-    write_report(
-        crawler,
+    crawl_in_process(
+        settings,
+        JobdirSpider,
         out,
-        requested=spider.requested,
-        responded=spider.responded,
-        failures=spider.failures,
+        _report,
+        starts=config["starts"],
+        links=config["links"],
     )
+
+
+def _report(spider: Any) -> dict[str, Any]:
+    return {
+        "requested": spider.requested,
+        "responded": spider.responded,
+        "failures": spider.failures,
+    }
 
 
 if __name__ == "__main__":

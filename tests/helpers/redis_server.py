@@ -2,7 +2,6 @@
 
 Started on a free port with no persistence (``--save ''``, no append-only file) in
 its own temporary directory, waited for until it answers PING, and stopped by PID.
-Import as ``from redis_server import RedisServer`` (``tests/`` is on ``sys.path``).
 """
 
 from __future__ import annotations

@@ -1,77 +1,72 @@
-"""Hostile HTTP servers, a loopback name resolver and a crawl runner for tests.
+"""The tests' local HTTP server stack: one request model, answers, and two servers.
 
-:class:`HostileServer` answers from a raw socket so it can misbehave in ways a
-real HTTP server library refuses to: reset the connection, never answer,
-trickle a body, lie about Content-Length, speak garbage, send a gzip bomb or an
-endless-looking stream. :class:`LoopbackResolver` sends ``*.test`` host names to
-127.0.0.1 so one server can impersonate many sites, and :func:`run_crawl` runs a
-real Scrapy crawl and collects what came back.
+Every server here listens on a loopback address only and shares the pieces below:
+:func:`parse_head` turns a request head into a :class:`RequestRecord`, a
+:class:`Reply` (status, headers, body, delay) is the ordinary answer, routes are
+keyed by ``(host, path)`` or ``path``, with and without the query, and anything
+else gets :data:`NOT_FOUND`.
 
-Import it as ``from hostile import ...``: pytest puts ``tests/`` (which has no
-``__init__.py``) on ``sys.path``; ``tests.hostile`` is not importable at run time.
+* :class:`HostileServer` answers from a raw socket, one thread and one request per
+  connection, so it can misbehave in ways a real HTTP server library refuses to:
+  reset the connection, never answer, trickle a body, lie about Content-Length,
+  speak garbage, send a gzip bomb or an endless-looking stream (the behaviours
+  below). It serves http or https (:mod:`tests.helpers.tls`), on IPv4 or IPv6.
+* :class:`ScriptedServer` is a :class:`HostileServer` scripted the simple way:
+  ``add_route(path, status, body, headers, delay)``, and a request log of targets.
+* :class:`~tests.helpers.loop_server.LoopServer` serves :class:`Reply` answers on
+  asyncio with keep-alive, for volume: thousands of origins or waiting requests
+  (the crawl and latency benchmarks).
+
+Host names resolve to these servers through :mod:`tests.helpers.names`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import functools
 import http
-import ipaddress
-import logging
 import selectors
 import socket
 import ssl
 import struct
-import tempfile
 import threading
 import time
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 from urllib.parse import urlsplit
 
-from scrapy import Request, Spider
-from scrapy.utils.test import get_crawler
-from twisted.internet.address import IPv4Address, IPv6Address
-from twisted.internet.interfaces import IHostnameResolver, IHostResolution
-from zope.interface import implementer
+from tests.helpers.tls import server_tls_context
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterable
+    from collections.abc import Iterable
 
-    from scrapy.crawler import Crawler
-    from scrapy.http import Response
-    from twisted.internet.interfaces import IAddress, IResolutionReceiver
-    from twisted.python.failure import Failure
     from typing_extensions import Self
 
 __all__ = [
-    "TLS_NAMES",
+    "NOT_FOUND",
     "BlackHole",
-    "CrawlResult",
     "Exchange",
     "Garbage",
     "GzipBomb",
     "Headers",
     "HostileServer",
-    "HostileSpider",
-    "LoopbackResolver",
     "LyingLength",
     "Reply",
     "RequestRecord",
     "Reset",
+    "Route",
+    "ScriptedServer",
     "Sequence",
     "Streaming",
     "Trickle",
     "gzip_bomb_body",
     "ipv6_loopback_available",
-    "loopback_names",
+    "normalise_host",
+    "parse_head",
     "refused_port",
-    "run_crawl",
-    "tls_client_context",
+    "response_head",
 ]
 
 MAX_HEAD = 64 * 1024
@@ -135,10 +130,20 @@ class RequestRecord:
     #: body bytes handed to the kernel so far: an upper bound on what the client read
     bytes_sent: int = 0
     done: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: the request line's protocol version
+    version: str = "HTTP/1.1"
 
     def wait_done(self, timeout: float = 5.0) -> bool:
         """Wait until the server has finished with this request's connection."""
         return self.done.wait(timeout)
+
+    @property
+    def keep_alive(self) -> bool:
+        """The client means to send another request on this connection."""
+        connection = self.headers.get("Connection", "").strip().lower()
+        if self.version == "HTTP/1.1":
+            return connection != "close"
+        return connection == "keep-alive"
 
 
 def _split_host(authority: str) -> tuple[str, int | None]:
@@ -152,7 +157,7 @@ def _split_host(authority: str) -> tuple[str, int | None]:
     return host.lower(), port
 
 
-def _normalise_host(host: str) -> str:
+def normalise_host(host: str) -> str:
     host = host.strip().strip("[]").lower()
     try:
         return host.encode("idna").decode("ascii")
@@ -160,13 +165,15 @@ def _normalise_host(host: str) -> str:
         return host
 
 
-def _parse_head(head: bytes) -> RequestRecord | None:
+def parse_head(head: bytes) -> RequestRecord | None:
+    """The request of a head (request line and headers, without the blank line),
+    or ``None`` if its request line is not HTTP."""
     text = head.decode("latin-1")
     lines = text.split("\r\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or not parts[2].startswith("HTTP/"):
         return None
-    method, target, _version = parts
+    method, target, version = parts
     pairs = []
     for line in lines[1:]:
         name, sep, value = line.partition(":")
@@ -180,7 +187,9 @@ def _parse_head(head: bytes) -> RequestRecord | None:
     else:
         host, port = _split_host(headers.get("Host", ""))
         path = target
-    return RequestRecord(method, target, path, host, port, headers, time.monotonic())
+    return RequestRecord(
+        method, target, path, host, port, headers, time.monotonic(), version=version
+    )
 
 
 # -- behaviours --------------------------------------------------------------------------
@@ -200,7 +209,15 @@ def _status_line(status: int) -> bytes:
     return f"HTTP/1.1 {status} {reason}\r\n".encode("latin-1")
 
 
-def _head(status: int, headers: Mapping[str, str], length: int | None) -> bytes:
+def response_head(
+    status: int,
+    headers: Mapping[str, str],
+    length: int | None,
+    *,
+    close: bool = True,
+) -> bytes:
+    """A response head; ``close`` adds ``Connection: close`` (one request per
+    connection) unless ``headers`` name a Connection of their own."""
     # Headers the test gives win, so a Reply can lie about its own length too.
     given = {name.lower() for name in headers}
     lines = [_status_line(status)]
@@ -209,7 +226,7 @@ def _head(status: int, headers: Mapping[str, str], length: int | None) -> bytes:
     ]
     if length is not None and "content-length" not in given:
         lines.append(f"Content-Length: {length}\r\n".encode("latin-1"))
-    if "connection" not in given:
+    if close and "connection" not in given:
         lines.append(b"Connection: close\r\n")
     lines.append(b"\r\n")
     return b"".join(lines)
@@ -227,9 +244,14 @@ class Reply:
     def serve(self, exchange: Exchange) -> None:
         if self.delay and exchange.stopping.wait(self.delay):
             return
-        exchange.send(_head(self.status, self.headers, len(self.body)))
+        exchange.send(response_head(self.status, self.headers, len(self.body)))
         if exchange.record.method != "HEAD":
             exchange.send_body(self.body)
+
+    def wire(self, *, close: bool = False, head_only: bool = False) -> bytes:
+        """The whole response as bytes, for a server that keeps connections open."""
+        head = response_head(self.status, self.headers, len(self.body), close=close)
+        return head if head_only else head + self.body
 
 
 @dataclass(frozen=True, init=False)
@@ -274,7 +296,7 @@ class Trickle:
     interval: float = 1.0
 
     def serve(self, exchange: Exchange) -> None:
-        exchange.send(_head(200, self.headers, len(self.body)))
+        exchange.send(response_head(200, self.headers, len(self.body)))
         for index in range(len(self.body)):
             if exchange.wait_closed(self.interval):
                 return
@@ -289,7 +311,7 @@ class LyingLength:
     declared: int
 
     def serve(self, exchange: Exchange) -> None:
-        exchange.send(_head(200, {"Content-Type": "text/plain"}, self.declared))
+        exchange.send(response_head(200, {"Content-Type": "text/plain"}, self.declared))
         exchange.send_body(self.body)
 
 
@@ -352,7 +374,7 @@ class GzipBomb:
     def serve(self, exchange: Exchange) -> None:
         body = gzip_bomb_body(self.decompressed_size)
         headers = {"Content-Type": "text/plain", "Content-Encoding": "gzip"}
-        exchange.send(_head(200, headers, len(body)))
+        exchange.send(response_head(200, headers, len(body)))
         exchange.send_body(body)
 
 
@@ -373,7 +395,9 @@ class Streaming:
         # A small send buffer keeps bytes_sent close to what the client has read.
         exchange.conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
         headers = {"Content-Type": "text/plain", **self.headers}
-        exchange.send(_head(200, headers, self.size if self.declare_length else None))
+        exchange.send(
+            response_head(200, headers, self.size if self.declare_length else None)
+        )
         repeats = STREAM_CHUNK // len(self.line) + 2
         pattern = self.line * repeats
         offset = 0
@@ -391,6 +415,12 @@ class Streaming:
 RouteKey: TypeAlias = str | tuple[str, str]
 
 NOT_FOUND = Reply(404, {"Content-Type": "text/plain"}, b"not found\n")
+
+
+def route_keys(record: RequestRecord) -> list[RouteKey]:
+    """The route keys that may answer ``record``, the most specific first."""
+    bare = record.path.split("?", 1)[0]
+    return [(record.host, record.path), (record.host, bare), record.path, bare]
 
 
 class Exchange:
@@ -468,7 +498,7 @@ class HostileServer:
         self.name = name
         #: unexpected exceptions from connection threads (bugs, not client hang-ups)
         self.errors: list[BaseException] = []
-        self._context = _server_tls_context() if tls else None
+        self._context = server_tls_context() if tls else None
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._routes: dict[RouteKey, Behaviour] = {}
@@ -591,7 +621,7 @@ class HostileServer:
 
     def requests_for(self, path: str, host: str | None = None) -> list[RequestRecord]:
         """Requests for ``path`` (query ignored unless ``path`` has one), on ``host``."""
-        wanted = None if host is None else _normalise_host(host)
+        wanted = None if host is None else normalise_host(host)
         return [
             record
             for record in self.requests
@@ -602,20 +632,13 @@ class HostileServer:
     @staticmethod
     def _key(key: RouteKey) -> RouteKey:
         if isinstance(key, tuple):
-            return (_normalise_host(key[0]), key[1])
+            return (normalise_host(key[0]), key[1])
         return key
 
     def _route(self, record: RequestRecord) -> tuple[Behaviour, int]:
-        bare = record.path.split("?", 1)[0]
-        candidates: list[RouteKey] = [
-            (record.host, record.path),
-            (record.host, bare),
-            record.path,
-            bare,
-        ]
         with self._lock:
             self._log.append(record)
-            for key in candidates:
+            for key in route_keys(record):
                 if key in self._routes:
                     index = self._counts.get(key, 0)
                     self._counts[key] = index + 1
@@ -658,9 +681,9 @@ class HostileServer:
             head = self._read_head(conn)
             if head is None:
                 return
-            record = _parse_head(head)
+            record = parse_head(head)
             if record is None:
-                conn.sendall(_head(400, {}, 0))
+                conn.sendall(response_head(400, {}, 0))
                 return
             behaviour, index = self._route(record)
             conn.settimeout(SEND_TIMEOUT)
@@ -707,6 +730,97 @@ class HostileServer:
         return head if len(head) <= MAX_HEAD else None
 
 
+@dataclass(frozen=True)
+class Route:
+    """What :class:`ScriptedServer` answers for one path."""
+
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    #: seconds to wait before answering
+    delay: float = 0.0
+
+
+if TYPE_CHECKING:
+    #: A route as tests write it: a Route, ``(status, headers, body)`` or
+    #: ``(status, headers, body, delay)``.
+    RouteSpec: TypeAlias = (
+        Route
+        | tuple[int, Mapping[str, str], bytes]
+        | tuple[int, Mapping[str, str], bytes, float]
+    )
+
+#: What a scripted route sends unless its headers say otherwise.
+SCRIPTED_CONTENT_TYPE = {"Content-Type": "text/html; charset=utf-8"}
+
+
+def _scripted(spec: RouteSpec) -> Reply:
+    route = spec if isinstance(spec, Route) else Route(*spec)
+    headers = {**SCRIPTED_CONTENT_TYPE, **route.headers}
+    return Reply(route.status, headers, route.body, route.delay)
+
+
+class ScriptedServer:
+    """A :class:`HostileServer` on 127.0.0.1 scripted the simple way.
+
+    Routes are keyed by the request target's path and query (``/a?b=1``), falling
+    back to the path alone; anything else gets a 404. Every request is logged in
+    :attr:`requests` as that target, in arrival order.
+    """
+
+    def __init__(self, name: str = "scripted") -> None:
+        self.server = HostileServer("127.0.0.1", name=name)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self.server.start()
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    @property
+    def errors(self) -> list[BaseException]:
+        return self.server.errors
+
+    def reset(self) -> None:
+        self.server.reset()
+
+    # -- scripting ----------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    def url(self, path: str = "/") -> str:
+        return self.server.url(path)
+
+    def set_routes(self, routes: Mapping[str, RouteSpec]) -> None:
+        """Replace every route and clear the request log."""
+        self.server.set_routes({path: _scripted(spec) for path, spec in routes.items()})
+
+    def add_route(
+        self,
+        path: str,
+        status: int = 200,
+        body: bytes = b"",
+        headers: Mapping[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        self.server.add_route(
+            path, _scripted(Route(status, dict(headers or {}), body, delay))
+        )
+
+    @property
+    def requests(self) -> list[str]:
+        """Request targets served so far (since the last :meth:`set_routes`)."""
+        return [record.target for record in self.server.requests]
+
+
 def refused_port() -> int:
     """A 127.0.0.1 port with nothing listening (bound, then released)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -724,376 +838,3 @@ def ipv6_loopback_available() -> bool:
     except OSError:
         return False
     return True
-
-
-# -- TLS ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _TlsMaterial:
-    ca_pem: bytes
-    cert_pem: bytes
-    key_pem: bytes
-
-
-#: Host names the TLS servers' certificate is valid for. Not ``*.test``: that
-#: wildcard has too few labels, and service_identity (which Scrapy uses to check,
-#: and warn about, every certificate) then rejects the whole certificate. Crawls
-#: of other names work but log a "Remote certificate is not valid" warning.
-TLS_NAMES = (
-    "localhost",
-    "a.test",
-    "b.test",
-    "c.test",
-    "other.test",
-    "site.test",
-    "example.test",
-    "www.example.test",
-    "xn--bcher-kva.test",  # bücher.test
-    "*.hostile.test",
-)
-TLS_ADDRESSES = ("127.0.0.1", "::1")
-
-
-@functools.cache
-def _tls_material() -> _TlsMaterial:
-    """A throw-away CA and a server certificate for :data:`TLS_NAMES` and loopback.
-
-    A separate CA (rather than one self-signed leaf) because OpenSSL will not
-    use a non-CA certificate as a trust anchor for :func:`tls_client_context`.
-    """
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    now = datetime.datetime.now(datetime.timezone.utc)
-    start, end = now - datetime.timedelta(days=1), now + datetime.timedelta(days=30)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "hostile test CA")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(
-            x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = [x509.DNSName(name) for name in TLS_NAMES]
-    names += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in TLS_ADDRESSES]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
-        )
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
-    return _TlsMaterial(
-        ca_pem=ca.public_bytes(serialization.Encoding.PEM),
-        cert_pem=cert.public_bytes(serialization.Encoding.PEM),
-        key_pem=key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ),
-    )
-
-
-def _server_tls_context() -> ssl.SSLContext:
-    material = _tls_material()
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    # load_cert_chain only reads files.
-    with tempfile.TemporaryDirectory(prefix="hostile-tls-") as directory:
-        chain = Path(directory, "chain.pem")
-        key = Path(directory, "key.pem")
-        chain.write_bytes(material.cert_pem + material.ca_pem)
-        key.write_bytes(material.key_pem)
-        context.load_cert_chain(chain, key)
-    return context
-
-
-def tls_client_context() -> ssl.SSLContext:
-    """A client context that trusts the hostile servers' certificate authority."""
-    return ssl.create_default_context(cadata=_tls_material().ca_pem.decode("ascii"))
-
-
-# -- name resolution ---------------------------------------------------------------------
-
-
-@implementer(IHostResolution)
-class _Resolution:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def cancel(self) -> None:
-        pass  # resolution is synchronous: nothing is ever pending
-
-
-@implementer(IHostnameResolver)
-class LoopbackResolver:
-    """Resolves ``*.test`` and ``localhost`` to 127.0.0.1 and fails everything else.
-
-    No real DNS query is ever made: unknown names fail at once (Twisted turns the
-    empty answer into ``DNSLookupError``). Loopback IP literals resolve to
-    themselves, because Twisted hands literals to the resolver as well; other
-    literals fail so a test cannot reach the network by accident. :meth:`add`
-    points one more name (e.g. ``"v6.test"``) at another loopback address.
-
-    Usable as Scrapy's ``TWISTED_DNS_RESOLVER`` setting, which only
-    ``CrawlerProcess.start()`` installs; in tests use :func:`loopback_names`.
-    """
-
-    def __init__(
-        self, reactor: Any = None, names: Mapping[str, str] | None = None
-    ) -> None:
-        self.reactor = reactor
-        self._names = {_normalise_host(k): v for k, v in (names or {}).items()}
-        #: every name looked up, in order
-        self.lookups: list[str] = []
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler, reactor: Any) -> LoopbackResolver:
-        return cls(reactor)
-
-    def install_on_reactor(self) -> None:
-        self.reactor.installNameResolver(self)
-
-    def add(self, name: str, address: str) -> None:
-        self._names[_normalise_host(name)] = address
-
-    def address_for(self, name: str) -> str | None:
-        host = _normalise_host(name).rstrip(".")
-        if host in self._names:
-            return self._names[host]
-        try:
-            literal = ipaddress.ip_address(host)
-        except ValueError:
-            pass
-        else:
-            return host if literal.is_loopback else None
-        if host == "localhost" or host.endswith((".test", ".localhost")):
-            return "127.0.0.1"
-        return None
-
-    def resolveHostName(
-        self,
-        resolutionReceiver: IResolutionReceiver,
-        hostName: str,
-        portNumber: int = 0,
-        addressTypes: Iterable[type[IAddress]] | None = None,
-        transportSemantics: str = "TCP",
-    ) -> IHostResolution:
-        self.lookups.append(hostName)
-        resolution = _Resolution(hostName)
-        resolutionReceiver.resolutionBegan(resolution)
-        address = self.address_for(hostName)
-        if address is not None:
-            kind = IPv6Address if ":" in address else IPv4Address
-            if addressTypes is None or kind in set(addressTypes):
-                resolutionReceiver.addressResolved(kind("TCP", address, portNumber))
-        resolutionReceiver.resolutionComplete()
-        return resolution
-
-
-@contextlib.contextmanager
-def loopback_names(
-    reactor: Any = None, names: Mapping[str, str] | None = None
-) -> Iterator[LoopbackResolver]:
-    """Install a :class:`LoopbackResolver` on the running reactor, then restore.
-
-    ``get_crawler()`` + ``crawl_async()`` never install ``TWISTED_DNS_RESOLVER``
-    (only ``CrawlerProcess.start()`` does), so tests install it themselves.
-    """
-    if reactor is None:
-        from twisted.internet import reactor as installed
-
-        reactor = installed
-    resolver = LoopbackResolver(reactor, names)
-    # installNameResolver also replaces reactor.resolver with a wrapper, so
-    # both are put back by hand.
-    previous_simple = reactor.resolver
-    previous = reactor.installNameResolver(resolver)
-    try:
-        yield resolver
-    finally:
-        reactor.installNameResolver(previous)
-        reactor.resolver = previous_simple
-
-
-# -- crawling ----------------------------------------------------------------------------
-
-
-class HostileSpider(Spider):
-    """Requests every start URL at once; records responses and errback failures."""
-
-    name = "hostile"
-
-    def __init__(
-        self,
-        *args: Any,
-        start_urls: list[str] | None = None,
-        request_meta: Mapping[str, Any] | None = None,
-        dont_filter: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(*args, **kwargs)
-        self.start_urls = list(start_urls or [])
-        self.request_meta = dict(request_meta or {})
-        self.dont_filter = dont_filter
-        # URLs and requests, not responses: a gzip bomb's body is not worth keeping.
-        self.responses: list[tuple[str, Request]] = []
-        self.failures: list[Failure] = []
-
-    async def start(self) -> AsyncIterator[Request]:
-        for url in self.start_urls:
-            yield Request(
-                url,
-                callback=self.parse,
-                errback=self.on_error,
-                meta=dict(self.request_meta),
-                # True would also bypass OffsiteMiddleware, i.e. allowed_domains
-                dont_filter=self.dont_filter,
-            )
-
-    def parse(self, response: Response) -> None:
-        self.responses.append((response.url, response.request or Request(response.url)))
-
-    def on_error(self, failure: Failure) -> None:
-        self.failures.append(failure)
-
-
-@dataclass
-class CrawlResult:
-    stats: dict[str, Any]
-    #: URL of every response that reached the callback, in arrival order
-    responses: list[str]
-    #: the exception of every errback failure, in arrival order
-    failures: list[BaseException]
-    logs: list[logging.LogRecord]
-    crawler: Crawler
-    #: ``response.request`` for each entry of :attr:`responses`
-    requests: list[Request] = field(default_factory=list)
-    #: the request URL for each entry of :attr:`failures`
-    failed_urls: list[str] = field(default_factory=list)
-    #: wall-clock seconds the crawl took
-    elapsed: float = 0.0
-
-    def messages(
-        self, level: int | None = None, logger_prefix: str | None = None
-    ) -> list[str]:
-        """Formatted log messages at ``level`` or above, from loggers under a prefix."""
-        return [
-            record.getMessage()
-            for record in self.logs
-            if (level is None or record.levelno >= level)
-            and (
-                logger_prefix is None
-                or record.name == logger_prefix
-                or record.name.startswith(logger_prefix.rstrip(".") + ".")
-            )
-        ]
-
-
-class _ListHandler(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.NOTSET)
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-DEFAULT_CRAWL_SETTINGS: Mapping[str, Any] = {
-    "TELNETCONSOLE_ENABLED": False,
-    "DOWNLOAD_TIMEOUT": 10,
-}
-
-
-async def run_crawl(
-    start_urls: Iterable[str],
-    settings: Mapping[str, Any] | None = None,
-    *,
-    spider_kwargs: Mapping[str, Any] | None = None,
-    meta: Mapping[str, Any] | None = None,
-    dont_filter: bool = False,
-    spider_cls: type[HostileSpider] = HostileSpider,
-    on_crawler: Callable[[Crawler], None] | None = None,
-) -> CrawlResult:
-    """Crawl ``start_urls`` with a :class:`HostileSpider`; return what happened.
-
-    ``settings`` go on top of :data:`DEFAULT_CRAWL_SETTINGS`; ``spider_kwargs``
-    become spider attributes (``allowed_domains=[...]``); ``meta`` is copied into
-    every start request. ``on_crawler`` sees the crawler before it starts, e.g.
-    to connect signals. Every log record emitted during the crawl, at every
-    level, is kept.
-    """
-    crawler = get_crawler(spider_cls, {**DEFAULT_CRAWL_SETTINGS, **(settings or {})})
-    if on_crawler is not None:
-        on_crawler(crawler)
-    root = logging.getLogger()
-    handler = _ListHandler()
-    previous_level = root.level
-    # The root logger drops DEBUG and INFO before any handler sees them.
-    root.setLevel(logging.DEBUG)
-    root.addHandler(handler)
-    started = time.monotonic()
-    try:
-        await crawler.crawl_async(
-            start_urls=list(start_urls),
-            request_meta=meta,
-            dont_filter=dont_filter,
-            **(spider_kwargs or {}),
-        )
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(previous_level)
-    spider = crawler.spider
-    assert isinstance(spider, HostileSpider)
-    assert crawler.stats is not None
-    return CrawlResult(
-        stats=dict(crawler.stats.get_stats()),
-        responses=[url for url, _ in spider.responses],
-        failures=[failure.value for failure in spider.failures],
-        logs=handler.records,
-        crawler=crawler,
-        requests=[request for _, request in spider.responses],
-        failed_urls=[
-            failure.request.url  # type: ignore[attr-defined]
-            for failure in spider.failures
-        ],
-        elapsed=time.monotonic() - started,
-    )

@@ -1,6 +1,6 @@
 """One worker of a scrapy-redis fleet whose shared queue is RobotsAwareRedisQueue.
 
-    python redis_worker.py REDIS_URL OUT_JSON [URL ...]
+    python -m tests.helpers.redis_worker REDIS_URL OUT_JSON [URL ...]
 
 Crawls with scrapy-redis's scheduler and dupefilter, the add-on (which makes
 :class:`~scrapy_robots_std.RobotsAwareRedisQueue` the queue class: the settings
@@ -22,9 +22,7 @@ import os
 import sys
 from typing import Any
 
-from crawl_report import write_report
-from hostile import HostileSpider
-from scrapy.crawler import CrawlerProcess
+from tests.helpers.crawl import HostileSpider, crawl_in_process
 
 
 def worker_settings(redis_url: str) -> dict[str, Any]:
@@ -52,27 +50,23 @@ def main(redis_url: str, out: str, urls: list[str]) -> None:
     settings = worker_settings(redis_url)
     # A test's own settings on top (JSON), e.g. CLOSESPIDER_TIMEOUT.
     settings.update(json.loads(os.environ.get("ROBOTS_STD_WORKER_SETTINGS", "{}")))
-    process = CrawlerProcess(settings)
-    crawler = process.create_crawler(HostileSpider)
-    print("ready", flush=True)
-    sys.stdin.readline()
-    process.crawl(crawler, start_urls=urls)
-    process.start()
-    spider = crawler.spider
-    assert isinstance(spider, HostileSpider)
-    write_report(
-        crawler,
-        out,
-        responses=[url for url, _ in spider.responses],
-        failures=[
+    crawl_in_process(
+        settings, HostileSpider, out, _report, wait_for_go=True, start_urls=urls
+    )
+
+
+def _report(spider: Any) -> dict[str, Any]:
+    return {
+        "responses": [url for url, _ in spider.responses],
+        "failures": [
             {
-                "url": failure.request.url,  # type: ignore[attr-defined]
+                "url": failure.request.url,
                 "type": type(failure.value).__name__,
                 "message": str(failure.value),
             }
             for failure in spider.failures
         ],
-    )
+    }
 
 
 if __name__ == "__main__":

@@ -1,7 +1,4 @@
-"""Entries, bodies and a stats collector for the cache backend tests and workers.
-
-Import as ``from cache_helpers import ...`` (``tests/`` is on ``sys.path``).
-"""
+"""Cache entries and a stats collector for the cache backend tests and workers."""
 
 from __future__ import annotations
 
@@ -12,15 +9,7 @@ from typing import Any
 from scrapy_robots_std.cache import CacheEntry
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
-__all__ = ["Stats", "allow_all_entry", "body_for", "parse_entry"]
-
-
-def body_for(index: int, rules: int = 20) -> bytes:
-    """A robots.txt body of its own for origin number ``index``."""
-    lines = ["User-agent: *"]
-    lines += [f"Disallow: /private-{index}/{n}/" for n in range(rules)]
-    lines += ["", "User-agent: TestBot", f"Disallow: /only-testbot-{index}/"]
-    return ("\n".join(lines) + "\n").encode()
+__all__ = ["Stats", "allow_all_entry", "parse_entry"]
 
 
 def parse_entry(

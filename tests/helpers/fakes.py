@@ -1,8 +1,10 @@
-"""A stand-in for VerdictBook, for the scheduler queues' unit tests."""
+"""Stand-ins for what the scheduler queues ask of: a VerdictBook and a downloader."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.httpobj import urlparse_cached
 
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
 
@@ -45,3 +47,22 @@ class FakeBook:
         self.verdicts.add(origin.key)
         for queue in self.queues:
             queue.verdict_arrived(origin.key)
+
+
+class _Slot:
+    def __init__(self, active: int) -> None:
+        self.active = set(range(active))
+
+
+class FakeDownloader:
+    """The slot key is the host name (Scrapy's default); ``busy`` sets how many
+    downloads each slot has in progress."""
+
+    def __init__(self) -> None:
+        self.slots: dict[str, _Slot] = {}
+
+    def busy(self, slot: str, active: int) -> None:
+        self.slots[slot] = _Slot(active)
+
+    def get_slot_key(self, request: Request) -> str:
+        return urlparse_cached(request).hostname or ""

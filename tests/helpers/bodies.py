@@ -1,7 +1,14 @@
-"""Hostile robots.txt bodies of (nearly) 512,000 bytes, and the URLs that hurt them.
+"""The tests' one body builder: robots.txt bodies, ordinary and hostile.
 
-Shared by ``benchmarks/hostile.py`` and the tests that bound matching work and
-memory (``tests/test_hostile_bounds.py``): one home for what "hostile" means.
+* :func:`body_for`: an ordinary file of its own for origin number N (the cache
+  tests and workers, the cache benchmarks).
+* :func:`ordinary` and :func:`ordinary_usage`: a typical file, without and with
+  usage lines.
+* The hostile shapes (:data:`SHAPES`, :data:`USAGE_SHAPES`): bodies of (nearly)
+  512,000 bytes, each with a path that makes a check try all its rules. Shared by
+  ``benchmarks/hostile.py`` and the tests that bound matching work and memory: one
+  home for what "hostile" means.
+
 Every body is deterministic (seeded), so figures compare across runs.
 """
 
@@ -137,6 +144,14 @@ def many_pieces(limit: int = LIMIT) -> bytes:
         return "Disallow: /" + "*a" * (1_000 + n) + "*b"
 
     return _fill("User-agent: *\n", line, limit)
+
+
+def body_for(index: int, rules: int = 20) -> bytes:
+    """A robots.txt body of its own for origin number ``index``."""
+    lines = ["User-agent: *"]
+    lines += [f"Disallow: /private-{index}/{n}/" for n in range(rules)]
+    lines += ["", "User-agent: TestBot", f"Disallow: /only-testbot-{index}/"]
+    return ("\n".join(lines) + "\n").encode()
 
 
 def ordinary() -> bytes:

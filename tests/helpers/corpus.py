@@ -14,7 +14,7 @@
 otherwise; ``ROBOTS_STD_CORPUS=subset`` (or ``=full``, which then must exist)
 chooses.  After changing the rules, or to refresh the subset from the corpus::
 
-    .venv/bin/python tests/corpus_data.py --write-subset [--corpus ../shared/corpus]
+    .venv/bin/python -m tests.helpers.corpus --write-subset [--corpus ../shared/corpus]
 
 The selection reads bytes and text only, never this package's parser, so that a
 parser change cannot change which files are in: ``tests/test_corpus.py`` checks,
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FULL_CORPUS = ROOT.parent / "shared" / "corpus"
 SUBSET = ROOT / "tests" / "data" / "corpus_subset.tar.xz"
 #: The committed file may not grow past this (issue 17: at most 2 MB).
@@ -418,6 +418,7 @@ def subset_members(full: Corpus) -> dict[str, bytes]:
     picked = [(name, bodies[name]) for name in chosen]
     all_shapes = {name: shapes(body) for name, body in bodies.items()}
     selection = {
+        # The label the committed archive holds (the module's name when it was made).
         "about": (
             "tests/corpus_data.py --write-subset: files of ../shared/corpus and their"
             " urls.txt lines; 'files' says why each is in"

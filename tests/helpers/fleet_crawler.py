@@ -1,6 +1,6 @@
 """One crawler process of a fleet sharing robots.txt verdicts through RedisCache.
 
-    python fleet_crawler.py REDIS_URL PREFIX ORIGINS OUT_JSON
+    python -m tests.helpers.fleet_crawler REDIS_URL PREFIX ORIGINS OUT_JSON
 
 Crawls ``/public/page`` and ``/private/page`` of ``http://o<N>.test`` for N below
 ORIGINS, through the HTTP proxy in ``http_proxy`` (the test's HostileServer, which
@@ -27,12 +27,9 @@ import sys
 import threading
 from typing import Any
 
-from crawl_report import write_report
-from hostile import HostileSpider
-from scrapy.crawler import CrawlerProcess
-
 import scrapy_robots_std.scrapy.store
 from scrapy_robots_std.cache import RedisCache
+from tests.helpers.crawl import HostileSpider, crawl_in_process
 
 TRACE_CLAIMS = os.environ.get("FLEET_TRACE_CLAIMS") == "1"
 
@@ -59,7 +56,7 @@ def fleet_settings(redis_url: str, prefix: str) -> dict[str, Any]:
     backend = "scrapy_robots_std.cache.RedisCache"
     if TRACE_CLAIMS:
         agent = f"FleetBot/1.0 (+http://example.invalid; pid {os.getpid()})"
-        backend = "fleet_crawler.TracingRedisCache"
+        backend = "tests.helpers.fleet_crawler.TracingRedisCache"
     return {
         "ROBOTSTXT_OBEY": True,
         "ADDONS": {"scrapy_robots_std.Addon": 0},
@@ -85,20 +82,21 @@ def main(redis_url: str, prefix: str, origins: int, out: str) -> None:
         for n in range(origins)
         for kind in ("public", "private")
     ]
-    process = CrawlerProcess(fleet_settings(redis_url, prefix))
-    crawler = process.create_crawler(HostileSpider)
-    print("ready", flush=True)
-    sys.stdin.readline()
-    process.crawl(crawler, start_urls=urls)
-    process.start()
-    spider = crawler.spider
-    assert isinstance(spider, HostileSpider)
-    write_report(
-        crawler,
+    crawl_in_process(
+        fleet_settings(redis_url, prefix),
+        HostileSpider,
         out,
-        responses=[url for url, _ in spider.responses],
-        failures=[type(failure.value).__name__ for failure in spider.failures],
+        _report,
+        wait_for_go=True,
+        start_urls=urls,
     )
+
+
+def _report(spider: Any) -> dict[str, Any]:
+    return {
+        "responses": [url for url, _ in spider.responses],
+        "failures": [type(failure.value).__name__ for failure in spider.failures],
+    }
 
 
 if __name__ == "__main__":
