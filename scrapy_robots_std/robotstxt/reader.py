@@ -1,12 +1,434 @@
-"""SHIM (issue 24): the names the new line reader will define, taken from today's
-parser until the access rewrite replaces this module."""
+"""Bytes -> lines -> ``(line number, key, value)`` events, for both standards.
 
-from scrapy_robots_std.robotstxt.parser import (
-    MAX_BODY_BYTES,
-    MAX_READ_BYTES,
-    RFC9309,
-    STANDARDS,
-    STD1994,
+Pure and byte-level.  The rfc9309 reader splits a body the way Google's
+reference parser does, leniencies included (docs/standards.md); the 1994
+reader follows "A Standard for Robot Exclusion".  The reader never raises on
+content: what it cannot use becomes a diagnostic with its line number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+from itertools import count, repeat
+from typing import NamedTuple
+
+RFC9309 = "rfc9309"
+STD1994 = "1994"
+STANDARDS = (RFC9309, STD1994)
+
+#: RFC 9309 2.5: crawlers must parse at least the first 500 KiB.
+MAX_BODY_BYTES = 512_000
+#: A line that crosses :data:`MAX_BODY_BYTES` is completed up to its line end
+#: when that end comes within this many bytes; otherwise the partial line is
+#: dropped.  Nothing after that line is read.
+LINE_COMPLETION_BYTES = 2_048
+#: What a reader must keep of a longer body (the download, the CLI, the cache)
+#: for the parser to decide as on the whole body: one byte more than it may
+#: read, so that "there was more" stays visible.
+MAX_READ_BYTES = MAX_BODY_BYTES + LINE_COMPLETION_BYTES + 1
+#: The reference parser keeps at most this many bytes of one line (2083 * 8 - 1).
+MAX_LINE_BYTES = 16_663
+#: Diagnostics kept per body: an HTML page served as robots.txt has a note
+#: for every line, and a crawl may hold thousands of parsed files.
+MAX_NOTES = 1_000
+
+
+class Field(IntEnum):
+    """What a line's key says it is.  Disallow and Allow are the rule kinds."""
+
+    DISALLOW = 0
+    ALLOW = 1
+    USER_AGENT = 2
+    SITEMAP = 3
+    CRAWL_DELAY = 4
+    REQUEST_RATE = 5
+    CONTENT_USAGE = 6
+    CONTENT_SIGNAL = 7
+    UNKNOWN = 8
+    BLANK = 9  # 1994: a blank line ends the record
+    NO_KEY = 10  # a colon inside a comment: read again as "key value"
+
+
+class Note(IntEnum):
+    """Diagnostic kinds; :data:`NOTE_TEXT` holds each one's message."""
+
+    BODY_CUT = 0
+    LINE_CUT = 1
+    MISSPELLING = 2
+    MISSING_COLON = 3
+    OUTSIDE_GROUP = 4
+    UNKNOWN_FIELD = 5
+    INVALID_VALUE = 6
+    NO_COLON = 7
+    IGNORED_LINE = 8
+    USAGE_INVALID = 9
+
+
+NOTE_NAMES = (
+    "body-cut",
+    "line-cut",
+    "misspelling",
+    "missing-colon",
+    "rule-outside-group",
+    "unknown-field",
+    "invalid-value",
+    "no-colon",
+    "ignored-line",
+    "usage-value-invalid",
+)
+NOTE_TEXT = (
+    (
+        "body longer than 512000 bytes: what follows the line that crosses"
+        " the limit (or that line, when longer than 2048 bytes past it) ignored"
+    ),
+    "line longer than 16663 bytes was cut",
+    "misspelling {!r} accepted",
+    "missing ':' after {} accepted",
+    "{} line outside any group (no User-agent line above it) ignored",
+    "unknown field {!r} ignored",
+    "{} ignored",
+    "line without ':' ignored",
+    "line without a key and a value ignored",
+    "{}",
 )
 
-__all__ = ["MAX_BODY_BYTES", "MAX_READ_BYTES", "RFC9309", "STANDARDS", "STD1994"]
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A note about one line of a robots.txt body."""
+
+    line: int
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+# The order notes are kept in when a body has more than MAX_NOTES: by stage,
+# then line (the stages of the reader, then of the builder).
+_STAGES = {
+    Note.BODY_CUT: 8,
+    Note.LINE_CUT: 0,
+    Note.MISSING_COLON: 1,
+    Note.IGNORED_LINE: 2,
+    Note.MISSPELLING: 3,
+    Note.UNKNOWN_FIELD: 4,
+    Note.USAGE_INVALID: 5,
+    Note.OUTSIDE_GROUP: 6,
+    Note.INVALID_VALUE: 7,
+    Note.NO_COLON: 1,
+}
+#: Stages the builders name: usage lines, and Crawl-delay / Request-rate lines.
+USAGE_STAGE = 5
+VALUE_STAGE = 7
+
+
+class Notes:
+    """Diagnostics while a body is read; at most :data:`MAX_NOTES` are kept."""
+
+    __slots__ = ("dropped", "stages")
+
+    def __init__(self) -> None:
+        self.stages: dict[int, list[tuple[int, int, str]]] = {}
+        self.dropped = 0
+
+    def add(
+        self, line: int, kind: Note, detail: str = "", stage: int | None = None
+    ) -> None:
+        found = self.stages.setdefault(_STAGES[kind] if stage is None else stage, [])
+        if len(found) < MAX_NOTES:
+            found.append((line, kind, detail))
+        else:
+            self.dropped += 1  # never among the first MAX_NOTES
+
+    def text(self) -> str | None:
+        """All notes kept in one string (a crawl keeps thousands of parsed
+        files): the number not kept, then ``<line> <kind> <detail>`` per line."""
+        records = [
+            record
+            for stage in sorted(self.stages)
+            for record in sorted(self.stages[stage], key=_line_of)
+        ]
+        if not records:
+            return None
+        cut = [record for record in records if record[1] == Note.BODY_CUT]
+        kept = [record for record in records if record[1] != Note.BODY_CUT][:MAX_NOTES]
+        dropped = self.dropped + len(records) - len(cut) - len(kept)
+        lines = [f"{line} {kind} {detail}" for line, kind, detail in kept + cut]
+        return "\n".join([str(dropped), *lines])
+
+
+def _line_of(record: tuple[int, int, str]) -> int:
+    return record[0]
+
+
+def diagnostics(text: str | None) -> list[Diagnostic]:
+    """The notes of :meth:`Notes.text`, in line order."""
+    if text is None:
+        return []
+    dropped, *records = text.split("\n")
+    notes = []
+    for record in records:
+        line, kind, detail = record.split(" ", 2)
+        notes.append((int(line), int(kind), detail))
+    notes.sort()
+    found = [
+        Diagnostic(line, NOTE_NAMES[kind], NOTE_TEXT[kind].format(detail))
+        for line, kind, detail in notes
+    ]
+    if dropped != "0":
+        text = f"{dropped} more notes not kept (at most {MAX_NOTES} are)"
+        found.append(Diagnostic(0, "notes-cut", text))
+    return found
+
+
+def decode_text(value: bytes) -> str:
+    """Bytes as written, for people: invalid UTF-8 shown as U+FFFD."""
+    return value.decode("utf-8", "replace")
+
+
+class Key(NamedTuple):
+    """A line's key: its field, the key as written (stripped), an accepted typo."""
+
+    field: Field
+    written: str
+    typo: bool = False
+
+
+#: One line that says something: its number, key and value (comment cut).
+Event = tuple[int, Key, bytes]
+
+
+class Reading(NamedTuple):
+    events: list[Event]
+    lines: list[bytes]
+    notes: Notes
+    truncated: bool
+
+
+# -- the body ---------------------------------------------------------------
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def body_end(body: bytes) -> int:
+    """Where the parser stops reading ``body`` (RFC 9309 2.5, docs/standards.md): at
+    :data:`MAX_BODY_BYTES`, completing the line that crosses it when its end
+    comes within :data:`LINE_COMPLETION_BYTES`; otherwise that partial line is
+    dropped (half a rule can mean something very different from the whole)."""
+    size = len(body)
+    limit = MAX_BODY_BYTES
+    if size <= limit:
+        return size
+    if body[limit - 1] in b"\r\n":
+        end = limit
+    else:
+        window = body[limit : limit + LINE_COMPLETION_BYTES - 1]
+        ends = [at for at in (window.find(b"\n"), window.find(b"\r")) if at >= 0]
+        if ends:
+            end = limit + min(ends) + 1
+        elif size <= limit + LINE_COMPLETION_BYTES - 1:
+            return size  # the last line ends with the body
+        else:
+            head = body[:limit]
+            end = max(head.rfind(b"\n"), head.rfind(b"\r")) + 1
+    if end and body[end - 1] == 0x0D and body[end : end + 1] == b"\n":
+        end += 1  # the LF of a CRLF
+    return end
+
+
+def prepare_body(body: bytes) -> tuple[bytes, bool]:
+    """The body cut at :func:`body_end`, a (partial) BOM skipped, lines ended
+    with LF; and whether something was left out."""
+    end = body_end(body)
+    truncated = end < len(body)
+    body = body[:end] if truncated else body
+    for size in (3, 2, 1):  # the reference skips even a partial BOM
+        if body[:size] == _UTF8_BOM[:size]:
+            body = body[size:]
+            break
+    if b"\r" in body:  # CR, LF and CRLF each end exactly one line
+        body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return body, truncated
+
+
+def _lines(body: bytes) -> tuple[bytes, list[bytes], Notes, bool]:
+    text, truncated = prepare_body(body)
+    notes = Notes()
+    lines = text.split(b"\n")
+    if len(text) > MAX_LINE_BYTES and max(map(len, lines)) > MAX_LINE_BYTES:
+        for index, line in enumerate(lines):
+            if len(line) > MAX_LINE_BYTES:
+                lines[index] = line[:MAX_LINE_BYTES]
+                notes.add(index + 1, Note.LINE_CUT)
+    return text, lines, notes, truncated
+
+
+# -- rfc9309 ----------------------------------------------------------------
+
+_DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
+# (prefix, field, typo) in the order of the reference's Key::Parse.
+_PREFIXES = (
+    (b"user-agent", Field.USER_AGENT, False),
+    (b"useragent", Field.USER_AGENT, True),
+    (b"user agent", Field.USER_AGENT, True),
+    (b"allow", Field.ALLOW, False),
+    (b"disallow", Field.DISALLOW, False),
+    *((typo, Field.DISALLOW, True) for typo in _DISALLOW_TYPOS),
+    (b"sitemap", Field.SITEMAP, False),
+    (b"site-map", Field.SITEMAP, True),
+    # Unknown to the reference; read for politeness, they never change access.
+    (b"crawl-delay", Field.CRAWL_DELAY, False),
+    (b"request-rate", Field.REQUEST_RATE, False),
+)
+# Usage lines (attach-05) are recognised by their whole name.
+_WHOLE_NAMES = {
+    b"content-usage": Field.CONTENT_USAGE,
+    b"content-signal": Field.CONTENT_SIGNAL,
+}
+# Keys as classified, shared by every parse; bounded so junk cannot grow it.
+_KEY_CACHE: dict[bytes, Key] = {}
+_KEY_CACHE_LIMIT = 4096
+
+
+def classify_rfc9309(raw_key: bytes) -> Key:
+    """The reference's Key::Parse: prefix tests in its order, accepted typos."""
+    found = _KEY_CACHE.get(raw_key)
+    if found is not None:
+        return found
+    if b"#" in raw_key:  # the colon is inside a comment
+        return _NO_KEY
+    key = raw_key.strip()
+    lower = key.lower()
+    found = Key(Field.UNKNOWN, decode_text(key))
+    for prefix, field, typo in _PREFIXES:
+        if lower.startswith(prefix):
+            found = Key(field, found.written, typo)
+            break
+    else:
+        if lower in _WHOLE_NAMES:
+            found = Key(_WHOLE_NAMES[lower], found.written)
+    if len(raw_key) <= 32 and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
+        _KEY_CACHE[raw_key] = found
+    return found
+
+
+_NO_KEY = Key(Field.NO_KEY, "")
+
+# Without a colon the reference accepts exactly "<key><space or tab><value>".
+_NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
+
+
+def _without_colon(number: int, line: bytes, notes: Notes) -> Event | None:
+    """A line with no colon before its comment: ``key value``, or junk."""
+    content = line.split(b"#", 1)[0].strip()
+    if not content:
+        return None  # blank or comment-only
+    match = _NO_COLON_RE.fullmatch(content)
+    if match is None:
+        notes.add(number, Note.IGNORED_LINE)
+        return None
+    key = classify_rfc9309(match.group(1))
+    notes.add(number, Note.MISSING_COLON, key.written)
+    # Only spaces and tabs separate, but all ASCII whitespace is stripped.
+    return number, key, match.group(2).strip()
+
+
+def read_rfc9309(body: bytes) -> Reading:
+    """Every line with a key, as the reference reads it.  A NUL octet ends its
+    line (the reference works on C strings); ``#`` starts a comment anywhere.
+
+    Whole-list passes (``map``, comprehensions, ``zip``): a body has
+    thousands of lines, and a Python step per line is most of a parse.
+    """
+    text, lines, notes, truncated = _lines(body)
+    if b"\x00" in text:
+        lines = [line.split(b"\x00", 1)[0] for line in lines]
+    colons = list(map(bytes.find, lines, repeat(b":")))
+    numbers = [number for number, colon in enumerate(colons, 1) if colon >= 0]
+    get = _KEY_CACHE.get
+    keys = [
+        get(raw) or classify_rfc9309(raw)
+        for raw in [
+            line[:colon]
+            for line, colon in zip(lines, colons, strict=True)
+            if colon >= 0
+        ]
+    ]
+    values = [
+        line[colon + 1 :]
+        for line, colon in zip(lines, colons, strict=True)
+        if colon >= 0
+    ]
+    if b"#" in text:
+        values = [value.split(b"#", 1)[0].strip() for value in values]
+    else:
+        values = [value.strip() for value in values]
+    events = list(zip(numbers, keys, values, strict=True))
+    # No colon, or one inside a comment: "key value", or nothing.
+    odd = [
+        number
+        for number, line, colon in zip(count(1), lines, colons, strict=False)
+        if colon < 0 and line[:1] not in (b"", b"#")
+    ]
+    if _NO_KEY in keys:
+        odd += [number for number, key, _ in events if key is _NO_KEY]
+        events = [event for event in events if event[1] is not _NO_KEY]
+    if odd:
+        extra = [
+            _without_colon(number, lines[number - 1], notes) for number in sorted(odd)
+        ]
+        events = sorted(
+            events + [event for event in extra if event is not None], key=_first
+        )
+    for number, key, _ in events:
+        if key.typo:
+            notes.add(number, Note.MISSPELLING, key.written)
+        elif key.field is Field.UNKNOWN and key.written:
+            # ": value" (an empty key) is ignored without a note, as in the reference.
+            notes.add(number, Note.UNKNOWN_FIELD, key.written)
+    return Reading(events, lines, notes, truncated)
+
+
+def _first(event: Event) -> int:
+    return event[0]
+
+
+# -- 1994 -------------------------------------------------------------------
+
+_1994_FIELDS = {
+    b"user-agent": Field.USER_AGENT,
+    b"disallow": Field.DISALLOW,
+    b"allow": Field.ALLOW,
+    b"sitemap": Field.SITEMAP,
+    **_WHOLE_NAMES,
+}
+_BLANK = Key(Field.BLANK, "")
+
+
+def read_1994(body: bytes) -> Reading:
+    """Every record-shaping line: exact field names, blank lines end records."""
+    _, lines, notes, truncated = _lines(body)
+    events: list[Event] = []
+    for number, raw in enumerate(lines, 1):
+        content = raw.split(b"\x00", 1)[0]
+        if not content.strip():
+            events.append((number, _BLANK, b""))
+            continue
+        content = content.split(b"#", 1)[0].strip()
+        if not content:
+            continue  # a comment-only line is not blank
+        raw_key, colon, value = content.partition(b":")
+        if not colon:
+            notes.add(number, Note.NO_COLON, stage=1)
+            continue
+        written = decode_text(raw_key.strip())
+        field = _1994_FIELDS.get(raw_key.strip().lower(), Field.UNKNOWN)
+        if field is Field.UNKNOWN:
+            notes.add(number, Note.UNKNOWN_FIELD, written, stage=1)
+            continue
+        events.append((number, Key(field, written), value.strip()))
+    return Reading(events, lines, notes, truncated)

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
-from itertools import compress
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std.robotstxt import compile as _compile
-from scrapy_robots_std.robotstxt import matcher as _matcher
-from scrapy_robots_std.robotstxt import parser as _parser
+from scrapy_robots_std.robotstxt import groups as _groups
+from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import usage as _usage
-from scrapy_robots_std.robotstxt.parser import (
-    RFC9309,
-    STANDARDS,
-    Diagnostic,
-    RequestRate,
+from scrapy_robots_std.robotstxt.layout import (
+    NO_MATCH,
+    TOO_COMPLEX,
+    GroupSpan,
+    candidate_allows,
+    candidate_entry,
+    code_allows,
+    code_line,
+    code_spelling,
 )
-from scrapy_robots_std.robotstxt.pattern_table import pattern_table
-from scrapy_robots_std.robotstxt.wildcards import TOO_COMPLEX
+from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS, Parsed, RequestRate
+from scrapy_robots_std.robotstxt.parser import parse as _parse
+from scrapy_robots_std.robotstxt.reader import Diagnostic, decode_text, diagnostics
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
     from scrapy_robots_std.robotstxt.usage import UsagePreferences, UsageSummary
 
 REASON_RULE = "rule"
@@ -31,15 +31,11 @@ REASON_NO_MATCH = "no-matching-rule"
 REASON_NO_GROUP = "no-group"
 REASON_ROBOTS_TXT = "robots-txt"
 #: The file's wildcard rules need more work than one check may take
-#: (:func:`~scrapy_robots_std.robotstxt.wildcards.work_budget`): disallowed,
-#: as the rule that would decide is not known.  Only hostile files get here.
-#: (The middleware's drop reason of the same name, ``stats.DROP_TOO_COMPLEX``.)
+#: (:func:`~scrapy_robots_std.robotstxt.patterns.work_budget`): disallowed, as
+#: the rule that would decide is not known.  Only hostile files get here.
 REASON_TOO_COMPLEX = "too-complex"
 
-_HTTP_URL_RE = _matcher.HTTP_URL_RE
-_ALLOW_SHIFT = _matcher.ALLOW_SHIFT
-_LINE_SHIFT = _parser.LINE_SHIFT
-_RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
+_HTTP_URL_RE = _patterns.HTTP_URL_RE
 
 
 @dataclass(frozen=True)
@@ -61,6 +57,17 @@ class Rule:
         return "User-agent: " + ", ".join(self.agents)
 
 
+_EXPLANATIONS = {
+    REASON_ROBOTS_TXT: "/robots.txt is always allowed",
+    REASON_NO_GROUP: "no group applies to this token",
+    REASON_NO_MATCH: "no rule matched",
+    REASON_TOO_COMPLEX: (
+        "the file's wildcard rules take more work than one check may"
+        " (a hostile file?); disallowed to be safe"
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Decision:
     """The verdict for one URL and token, and what decided it."""
@@ -75,93 +82,48 @@ class Decision:
     def explain(self) -> str:
         """One line for a person: the verdict and the deciding line, or the reason."""
         verdict = "ALLOWED" if self.allowed else "DISALLOWED"
-        if self.rule is not None:
-            rule = self.rule
+        rule = self.rule
+        if rule is not None:
             return (
                 f'{verdict} by line {rule.line} "{rule.directive}: {rule.pattern}"'
                 f" ({rule.group})"
             )
-        if self.reason == REASON_ROBOTS_TXT:
-            return f"{verdict}: /robots.txt is always allowed"
-        if self.reason == REASON_NO_GROUP:
-            return f"{verdict}: no group applies to this token"
-        if self.reason == REASON_NO_MATCH:
-            return f"{verdict}: no rule matched"
-        if self.reason == REASON_TOO_COMPLEX:
-            return (
-                f"{verdict}: the file's wildcard rules take more work than one "
-                "check may (a hostile file?); disallowed to be safe"
-            )
-        return f"{verdict}: {self.reason}"
+        return f"{verdict}: {_EXPLANATIONS.get(self.reason, self.reason)}"
 
     def __str__(self) -> str:
         return self.explain()
 
 
-class _Compiled:
-    """What a set of groups needs: the groups and their rules, ready to match.
+_ALLOWED_ROBOTS_TXT = Decision(True, None, REASON_ROBOTS_TXT)
+_ALLOWED_NO_GROUP = Decision(True, None, REASON_NO_GROUP)
+_ALLOWED_NO_MATCH = Decision(True, None, REASON_NO_MATCH)
+_DISALLOWED_TOO_COMPLEX = Decision(False, None, REASON_TOO_COMPLEX)
 
-    Tokens that select the same groups share one (rotating tokens that all
-    fall back to ``*`` compile its rules once).
-    """
-
-    __slots__ = ("_size", "_table", "groups", "prefixes", "rules")
-
-    def __init__(
-        self,
-        groups: tuple[int, ...] = (),
-        rules: _matcher.RuleSet | None = None,
-        prefixes: _matcher.PrefixIndex | None = None,
-        table: _matcher.PatternTable | None = None,
-    ) -> None:
-        self.groups = groups  # group numbers
-        self.rules = rules  # rfc9309
-        # 1994: each pattern valued candidate(0, 0, line, rule index), so
-        # the highest value among the patterns that start a path is the first line.
-        self.prefixes = prefixes
-        self._table = table
-        self._size: int | None = None
-
-    @property
-    def size(self) -> int:
-        """Bytes kept beyond the file's pattern table, counted once when first
-        asked (a crawl that never asks pays nothing on the first check)."""
-        size = self._size
-        if size is None:
-            size = sys.getsizeof(self) + sys.getsizeof(self.groups)
-            if self.rules is not None:
-                size += self.rules.size(self._table)
-            if self.prefixes is not None:
-                size += self.prefixes.size(self._table)
-            self._size = size
-        return size
-
-
-_NOTHING = _Compiled()
-
-#: Tokens remembered per parsed file (least recently used dropped first): each
-#: one's groups and compiled rules, so rotating tokens compile once each.
+#: Tokens whose group selection a parsed file remembers besides the last one.
 TOKEN_MEMO_SIZE = 64
-#: Bytes of compiled rules a parsed file keeps for tokens other than the last
-#: one asked; past it, the least recently used are dropped (compiled again
-#: when asked again).  With the file itself this keeps one hostile 500 KiB
-#: file's footprint near its 1 MiB allowance.
-COMPILED_MEMO_BYTES = 256 * 1024
 
 
 class RobotsTxt:
     """A parsed robots.txt body.  Immutable once parsed; safe to share."""
 
-    # A crawl asks with one token: the last token's rules have their own
-    # slots; other tokens go to a small LRU memo made when a second one shows up.
-    __slots__ = ("_last", "_last_token", "_memo", "_parsed", "standard")
+    # A crawl asks with one token: the last token's selection has its own
+    # slots; other tokens go to a small memo made when a second one shows up.
+    __slots__ = (
+        "_last_groups",
+        "_last_spans",
+        "_last_token",
+        "_memo",
+        "_parsed",
+        "standard",
+    )
 
-    def __init__(self, parsed: _parser.Parsed, standard: str) -> None:
+    def __init__(self, parsed: Parsed, standard: str) -> None:
         self._parsed = parsed
         self.standard = standard
         self._last_token: str | None = None
-        self._last: _Compiled = _NOTHING
-        self._memo: dict[str, _Compiled] | None = None
+        self._last_groups: tuple[int, ...] = ()
+        self._last_spans: tuple[GroupSpan, ...] = ()
+        self._memo: dict[str, tuple[int, ...]] | None = None
 
     @classmethod
     def parse(
@@ -176,11 +138,9 @@ class RobotsTxt:
             body = bytes(body)
         elif not isinstance(body, bytes):
             raise TypeError(f"robots.txt body must be bytes, not {type(body).__name__}")
-        if standard == RFC9309:
-            return cls(_parser.parse_rfc9309(body), standard)
-        return cls(_parser.parse_1994(body), standard)
+        return cls(_parse(body, standard), standard)
 
-    # -- public queries -------------------------------------------------------
+    # -- what the file says -----------------------------------------------------
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -191,7 +151,7 @@ class RobotsTxt:
     def diagnostics(self) -> tuple[Diagnostic, ...]:
         """What the parser noticed (misspellings, unknown fields, rules outside any
         group, a cut body), each with its line number."""
-        return tuple(self._parsed.diagnostics())
+        return tuple(diagnostics(self._parsed.note_text))
 
     @property
     def truncated(self) -> bool:
@@ -200,49 +160,68 @@ class RobotsTxt:
 
     def without_diagnostics(self) -> RobotsTxt:
         """The same rules without the diagnostics, for a long-lived cache.
-
-        Every answer is the same except ``diagnostics`` (empty).  The tables are
-        shared, not copied; the per-token indexes are not (the copy builds its own).
-        """
+        The tables are shared, not copied."""
         return RobotsTxt(self._parsed.without_notes(), self.standard)
+
+    # -- access -----------------------------------------------------------------
 
     def allowed(self, url: str, token: str) -> bool:
         """Whether the crawler named ``token`` may fetch ``url`` (an absolute http(s)
         URL). Raises ``ValueError`` for a token or URL the standard cannot read."""
         if self.standard != RFC9309:
-            return self._decide(url, token, with_rule=False).allowed
-        # The hot path of a crawl: _decide() inlined, without building a Decision.
-        compiled = self._last if token == self._last_token else self._compile(token)
-        try:
-            match = _HTTP_URL_RE.match(url)
-        except TypeError:
-            match = None
+            return self.decide(url, token).allowed
+        # The hot path of a crawl: decide() without building a Decision.
+        spans = self._last_spans if token == self._last_token else self._spans(token)
+        match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
         if match is None:
-            return self._decide(
-                url, token, with_rule=False
-            ).allowed  # raises ValueError
-        rules = compiled.rules
-        if rules is None:
-            return True
+            return self.decide(url, token).allowed  # raises ValueError
         path = match.group(1)
         if path[:1] != "/":
             path = "/" + path
-        if "%" in path or not path.isascii():
-            octets = _matcher.path_rfc9309(path)
-            path = octets.decode("ascii")
-        else:
-            octets = path.encode()
-        if path == "/robots.txt":  # _matcher.is_robots_txt(), inlined
+        octets = _patterns.path_rfc9309(path)
+        if not spans or octets == b"/robots.txt":
             return True
-        best = rules.best(octets, path)
-        if best < 0:
-            return best == -1  # no rule matched; TOO_COMPLEX disallows
-        return best >> _ALLOW_SHIFT & 1 == 1
+        best = _patterns.best_match(self._parsed.rules, spans, octets)
+        return best == NO_MATCH or (best >= 0 and candidate_allows(best))
 
     def decide(self, url: str, token: str) -> Decision:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
         group) or the reason no rule decided."""
-        return self._decide(url, token, with_rule=True)
+        spans = self._last_spans if token == self._last_token else self._spans(token)
+        path = _patterns.split_url(url)
+        rfc9309 = self.standard == RFC9309
+        octets = _patterns.path_rfc9309(path) if rfc9309 else _patterns.path_1994(path)
+        if octets == b"/robots.txt":
+            return _ALLOWED_ROBOTS_TXT
+        if not spans:
+            return _ALLOWED_NO_GROUP
+        best = _patterns.best_match(self._parsed.rules, spans, octets)
+        if best == TOO_COMPLEX:
+            return _DISALLOWED_TOO_COMPLEX
+        if best == NO_MATCH:
+            return _ALLOWED_NO_MATCH
+        rule = self._rule(candidate_entry(best))
+        return Decision(rule.allow, rule, REASON_RULE)
+
+    def crawl_delay(self, token: str) -> float | None:
+        """Seconds between requests asked of ``token``; None when not set (or 1994)."""
+        delays = [
+            self._parsed.extras_of(group)[0] for group in self._extra_groups(token)
+        ]
+        return next((delay for delay in delays if delay is not None), None)
+
+    def request_rate(self, token: str) -> RequestRate | None:
+        """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
+        rates = [
+            self._parsed.extras_of(group)[1] for group in self._extra_groups(token)
+        ]
+        return next((rate for rate in rates if rate is not None), None)
+
+    def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
+        """The user-agent lines of every group that applies to ``token``."""
+        return tuple(self._parsed.groups.agents(group) for group in self._select(token))
+
+    # -- use --------------------------------------------------------------------
 
     def usage(self, url: str, token: str) -> UsagePreferences:
         """The usage preferences (``Content-Usage``, ``Content-Signal``) this file
@@ -253,362 +232,88 @@ class RobotsTxt:
 
     @property
     def has_usage_rules(self) -> bool:
-        """Whether the file holds any ``Content-Usage`` or ``Content-Signal`` line
-        (a quick test before :meth:`usage`)."""
+        """Whether the file holds any ``Content-Usage`` or ``Content-Signal`` line."""
         return self._parsed.usage is not None
 
     def usage_summary(self) -> UsageSummary:
         """How many usage lines the file holds (and how many were unusable)."""
         return _usage.summary(self._parsed)
 
-    def crawl_delay(self, token: str) -> float | None:
-        """Seconds between requests asked of ``token``; None when not set (or 1994)."""
-        extras = self._parsed.extras
-        delays = [extras(group)[0] for group in self._groups_with_extras(token)]
-        return next((delay for delay in delays if delay is not None), None)
-
-    def request_rate(self, token: str) -> RequestRate | None:
-        """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
-        extras = self._parsed.extras
-        rates = [extras(group)[1] for group in self._groups_with_extras(token)]
-        return next((rate for rate in rates if rate is not None), None)
-
-    def _groups_with_extras(self, token: str) -> tuple[int, ...]:
-        """The groups whose Crawl-delay / Request-rate apply: none in 1994 mode.
-
-        Only the groups are chosen: no rule is compiled for these questions.
-        """
-        groups = self._select(token)  # validates the token in both modes
-        return groups if self.standard == RFC9309 else ()
-
-    def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
-        """The user-agent lines of every group that applies to ``token``."""
-        return tuple(self._parsed.agents(group) for group in self._select(token))
+    # -- memory -----------------------------------------------------------------
 
     def memory_bytes(self) -> int:
         """About how many bytes this object keeps now: the parsed tables, the
-        rules compiled for the tokens asked so far, and what usage queries keep
-        (before the first one, a bound on what it will keep).
-
-        An estimate from above (``sys.getsizeof`` of what it holds, plus a
-        margin for the allocator), cheap enough to call on every cache store:
-        it adds sizes counted when each table was built.  Tables shared with a
-        copy from :meth:`without_diagnostics` are counted in both.
-        """
+        remembered group selections, and what usage queries keep (before the
+        first one, a bound on what it will keep).  An estimate from above,
+        cheap enough to call on every cache store."""
         parsed = self._parsed
-        values = parsed.rule_values
-        size = sys.getsizeof(self) + parsed.size()
-        if isinstance(values, _matcher.PatternTable):
-            size += values.size()
-        else:
-            size += sys.getsizeof(values)
-        compiled = {id(self._last): self._last}
-        if self._memo is not None:
-            size += sys.getsizeof(self._memo) + 120 * len(self._memo)
-            # A snapshot: a store's worker thread may measure while the reactor
-            # compiles another token into the memo.
-            compiled.update((id(found), found) for found in tuple(self._memo.values()))
-        size += sum(found.size for found in compiled.values() if found is not _NOTHING)
-        # Allocator rounding and the objects too small to count one by one.
-        size += size // 8 + 256
-        usage = parsed.usage
-        if usage is not None:
-            # Usage lines: what queries keep, object by object once built (a
-            # bound worked out from the lines before), so no margin on top.
-            size += usage.size()
+        size = sys.getsizeof(self) + parsed.size() + sys.getsizeof(self._last_spans)
+        size += 72 * len(self._last_spans)
+        memo = self._memo
+        if memo is not None:
+            # A snapshot: a store's thread may measure while a token is added.
+            selections = tuple(memo.values())
+            size += sys.getsizeof(memo) + sum(
+                120 + 8 * len(found) for found in selections
+            )
+        size += size // 8 + 256  # allocator rounding, objects too small to count
+        if parsed.usage is not None:
+            size += parsed.usage.size()
         return size
 
     def __repr__(self) -> str:
-        groups = self._parsed.group_count
-        return f"<RobotsTxt standard={self.standard} groups={groups}>"
+        return f"<RobotsTxt standard={self.standard} groups={len(self._parsed.groups)}>"
 
-    # -- machinery ------------------------------------------------------------
+    # -- machinery --------------------------------------------------------------
 
-    def _decide(self, url: str, token: str, with_rule: bool) -> Decision:
-        compiled = self._last if token == self._last_token else self._compile(token)
-        path = _matcher.split_url(url)
-        if self.standard == RFC9309:
-            octets = _matcher.path_rfc9309(path)
-            text = octets.decode("ascii")
-            if _matcher.is_robots_txt(text):
-                return _ALLOWED_ROBOTS_TXT
-            if compiled.rules is None:
-                return _ALLOWED_NO_GROUP
-            best = compiled.rules.best(octets, text)
-            if best == TOO_COMPLEX:
-                return _DISALLOWED_TOO_COMPLEX
-            if best < 0:
-                return _ALLOWED_NO_MATCH
-            allowed = _matcher.candidate_allows(best)
-            index = _matcher.candidate_index(best)
-        else:
-            octets = _matcher.path_1994(path)
-            if octets == b"/robots.txt":
-                return _ALLOWED_ROBOTS_TXT
-            if not compiled.groups:
-                return _ALLOWED_NO_GROUP
-            first = compiled.prefixes.highest(octets) if compiled.prefixes else -1
-            if first < 0:
-                return _ALLOWED_NO_MATCH
-            index = _matcher.candidate_index(first)
-            allowed = self._parsed.code(index) & 1 == _parser.ALLOW
-        if not with_rule:
-            return _ALLOWED_RULE if allowed else _DISALLOWED_RULE
-        return Decision(allowed, self._rule(index), REASON_RULE)
-
-    def _rule(self, index: int) -> Rule:
+    def _rule(self, entry: int) -> Rule:
         parsed = self._parsed
-        code = parsed.code(index)
+        code = parsed.rules.codes[entry]
         return Rule(
-            line=parsed.line(index),
-            directive=parsed.directive(index),
-            pattern=_parser.decode_text(self._table().value(index)),
-            allow=code & 1 == _parser.ALLOW,
-            agents=parsed.agents(parsed.group_of(index)),
+            line=code_line(code),
+            directive=parsed.spellings[code_spelling(code)],
+            pattern=decode_text(parsed.rules.value(entry)),
+            allow=code_allows(code),
+            agents=parsed.groups.agents(parsed.groups.group_of(entry)),
         )
 
-    def _compile(self, token: str) -> _Compiled:
-        """``token``'s compiled rules: from the memo, or built (and remembered)."""
-        memo = self._memo
-        found = None if memo is None else memo.pop(token, None)
-        if found is None:
-            groups = self._select(token)
-            found = self._compiled_for(groups)
+    def _spans(self, token: str) -> tuple[GroupSpan, ...]:
+        """``token``'s groups' spans of entries, remembered as the last token's."""
+        numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
+            memo = self._memo
             if memo is None:
                 memo = self._memo = {}
-            memo[self._last_token] = self._last  # the most recent, at the end
-            self._trim(memo)
-        self._last_token, self._last = token, found
-        return found
+            memo.pop(token, None)
+            memo[self._last_token] = self._last_groups
+            while len(memo) > TOKEN_MEMO_SIZE:
+                del memo[next(iter(memo))]  # the least recently used
+        groups = self._parsed.groups
+        self._last_token = token
+        self._last_groups = numbers
+        self._last_spans = tuple(groups.span(number) for number in numbers)
+        return self._last_spans
 
     def _select(self, token: str) -> tuple[int, ...]:
         """The numbers of the groups that apply to ``token`` (checks the token)."""
         if token == self._last_token:
-            return self._last.groups
+            return self._last_groups
         memo = self._memo
         if memo is not None and token in memo:
-            return memo[token].groups
-        if self.standard == RFC9309:
-            return self._select_rfc9309(_check_token_rfc9309(token))
-        return self._select_1994(_check_token_1994(token))
-
-    def _compiled_for(self, groups: tuple[int, ...]) -> _Compiled:
-        if not groups:
-            return _NOTHING
-        for known in (self._last, *(self._memo or {}).values()):
-            if known.groups == groups:
-                return known
-        if self.standard == RFC9309:
-            return self._compile_rfc9309(groups)
-        return self._compile_1994(groups)
-
-    def _trim(self, memo: dict[str, _Compiled]) -> None:
-        """Drop the least recently used tokens past the memo's bounds."""
-        while len(memo) > TOKEN_MEMO_SIZE:
-            del memo[next(iter(memo))]
-        sizes: dict[int, int] = {}
-        for found in memo.values():
-            if found is not self._last:
-                sizes[id(found)] = found.size
-        total = sum(sizes.values())
-        while memo and total > COMPILED_MEMO_BYTES:
-            oldest = next(iter(memo))
-            found = memo.pop(oldest)
-            if id(found) in sizes and all(f is not found for f in memo.values()):
-                total -= sizes.pop(id(found))
-
-    def _table(self) -> _matcher.PatternTable:
-        return self._table_and_patterns()[0]
-
-    def _table_and_patterns(
-        self,
-    ) -> tuple[_matcher.PatternTable, list[bytes] | None]:
-        """The rules' patterns, normalized for matching; built on the first query.
-
-        The bytes of all values are replaced by the table (one attribute, so a
-        thread that reads the bytes meanwhile still builds an equal table).
-        When the table is built now, also every rule's pattern in rule order:
-        the first compile slices them instead of looking each one up.
-        """
-        values = self._parsed.rule_values
-        if isinstance(values, _matcher.PatternTable):
-            return values, None
+            return memo[token]
+        name = _groups.check_token(token, self.standard)
+        groups = self._parsed.groups
         rfc9309 = self.standard == RFC9309
-        table, patterns = pattern_table(
-            values.split(b"\n") if self._parsed.rules else [],
-            unchanged=values.isascii() and values.find(b"%") < 0,
-            normalize=_matcher.normalize_rfc9309
-            if rfc9309
-            else _matcher.normalize_1994,
-            # 1994 has no special characters: every pattern is a prefix.
-            special=rfc9309 and (values.find(b"*") >= 0 or values.find(b"$") >= 0),
-        )
-        self._parsed.rule_values = table
-        return table, patterns
-
-    def _select_rfc9309(self, name: str) -> tuple[int, ...]:
-        parsed = self._parsed
-        text = parsed.agent_text
-        bounds = parsed.group_bounds
-        name_of = _parser.agent_name_rfc9309
-        # Each group's agent text, read straight from the packed text.
-        texts = [
-            text[bounds[i] : bounds[i + 3] - 1] for i in range(0, len(bounds) - 1, 3)
+        agents = [
+            groups.agents(number) if rfc9309 or groups.has_rules(number) else ()
+            for number in range(len(groups))
         ]
-        # An agent's name is a lower-cased ASCII prefix of its value, so a name
-        # absent from the lower-cased text is nobody's: only the global groups
-        # (an agent "*") are looked for, and only in groups that hold a "*".
-        # The same test per group first: only the groups that hold the name's
-        # letters are read agent by agent.
-        if name in text.lower():
-            chosen = tuple(
-                number
-                for number, found in enumerate(texts)
-                if name in found.lower()
-                and name in set(map(name_of, found.split("\n")))
-            )
-            if chosen:
-                return chosen
-        return tuple(
-            number
-            for number, found in enumerate(texts)
-            if "*" in found and None in set(map(name_of, found.split("\n")))
-        )
+        return _groups.select(agents, name, self.standard)
 
-    def _compile_rfc9309(self, numbers: tuple[int, ...]) -> _Compiled:
-        parsed = self._parsed
-        values = parsed.rule_values
-        if isinstance(values, bytes):
-            # Before the file's table exists: small groups need none.
-            small = _compile.small_ruleset(parsed, numbers, values)
-            if small is not None:
-                return _Compiled(numbers, small)
-        bounds = parsed.group_bounds
-        table, every = self._table_and_patterns()
-        rules = parsed.rules
-        indexes: Sequence[int]
-        codes: Sequence[int]
-        if len(numbers) == 1:
-            # One group (most files): its rules are one run, sliced.
-            start, end = bounds[3 * numbers[0] + 1], bounds[3 * numbers[0] + 2]
-            indexes, codes = range(start, end), rules[start:end]
-            mine = every[start:end] if every is not None else None
-        else:
-            indexes = [
-                index
-                for number in numbers
-                for index in range(bounds[3 * number + 1], bounds[3 * number + 2])
-            ]
-            codes = [rules[index] for index in indexes]
-            mine = [every[index] for index in indexes] if every is not None else None
-        if mine is None:
-            mine = table.patterns_at(list(indexes))
-        mine, indexes, candidates = _compile.rule_candidates(mine, codes, indexes)
-        # The table knows which patterns are plain prefixes: the first ones.
-        other_table = table.other
-        if not other_table or (len(other_table) == 1 and other_table[0] == b""):
-            # No pattern of the file has "*" or "$": all plain.
-            plain = _matcher.best_of(mine, candidates)
-            other, other_candidates = [], []
-        else:
-            ids = table.ids
-            count = len(table.plain)
-            is_plain = [ids[index] < count for index in indexes]
-            plain = _matcher.best_of(
-                list(compress(mine, is_plain)), list(compress(candidates, is_plain))
-            )
-            is_other = [not flag for flag in is_plain]
-            other = list(compress(mine, is_other))
-            other_candidates = list(compress(candidates, is_other))
-        special = _matcher.best_of(other, other_candidates)
-        if b"\n".join(mine).find(b"/index.htm") >= 0:
-            _compile.add_index_directories(mine, candidates, special)
-        ruleset = _matcher.RuleSet(plain, special, table, parsed.rules)
-        return _Compiled(numbers, ruleset, None, table)
-
-    def _select_1994(self, robot: str) -> tuple[int, ...]:
-        # A record is user-agent lines *followed by rule lines*: a block of
-        # user-agent lines alone names nobody.
-        parsed = self._parsed
-        text = parsed.agent_text
-        bounds = parsed.group_bounds
-        name_of = _parser.agent_name_1994
-        records = [
-            (i // 3, set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n"))))
-            for i in range(0, len(bounds) - 1, 3)
-            if bounds[i + 2] > bounds[i + 1]
-        ]
-        for number, found in records:
-            if any(name and name in robot for name in found):
-                return (number,)
-        for number, found in records:
-            if None in found:
-                return (number,)
-        return ()
-
-    def _compile_1994(self, numbers: tuple[int, ...]) -> _Compiled:
-        bounds = self._parsed.group_bounds
-        (number,) = numbers
-        # An empty value matches nothing (an empty Disallow allows all).
-        table = self._table()
-        span = list(range(bounds[3 * number + 1], bounds[3 * number + 2]))
-        found = table.patterns_at(span)
-        indexes = [index for index, pattern in zip(span, found, strict=True) if pattern]
-        mine = [pattern for pattern in found if pattern]
-        # Priority 0 and no allow bit: the earliest line is the highest value.
-        rules = self._parsed.rules
-        firsts = [
-            _matcher.candidate(0, 0, rules[index] >> _LINE_SHIFT, index)
-            for index in indexes
-        ]
-        prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts), table)
-        return _Compiled(numbers, None, prefixes, table)
-
-
-def _group_names(
-    group: _parser.Group, name_of: Callable[[str], str | None]
-) -> set[str | None]:
-    """The names a group's agents compare by; None stands for ``*``."""
-    return {name_of(agent) for agent in group.agents}
-
-
-def _check_token_rfc9309(token: str) -> str:
-    # A token the pattern accepts passes every common check too.
-    if isinstance(token, str) and _RFC9309_TOKEN_RE.fullmatch(token):
-        return token.lower()
-    _check_token_common(token)
-    if not _RFC9309_TOKEN_RE.fullmatch(token):
-        raise ValueError(
-            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
-            " letters, '_' and '-'"
-        )
-    return token.lower()
-
-
-def _check_token_1994(token: str) -> str:
-    _check_token_common(token)
-    return token.lower()
-
-
-def _check_token_common(token: object) -> None:
-    if not isinstance(token, str):
-        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
-    if not token:
-        raise ValueError("token must not be empty")
-    if any(char.isspace() for char in token) or "/" in token:
-        raise ValueError(
-            f"invalid token {token!r}: give the product token only"
-            " (no spaces, no '/version')"
-        )
-
-
-_ALLOWED_ROBOTS_TXT = Decision(True, None, REASON_ROBOTS_TXT)
-_ALLOWED_NO_GROUP = Decision(True, None, REASON_NO_GROUP)
-_ALLOWED_NO_MATCH = Decision(True, None, REASON_NO_MATCH)
-_ALLOWED_RULE = Decision(True, None, REASON_RULE)
-_DISALLOWED_RULE = Decision(False, None, REASON_RULE)
-_DISALLOWED_TOO_COMPLEX = Decision(False, None, REASON_TOO_COMPLEX)
+    def _extra_groups(self, token: str) -> tuple[int, ...]:
+        """The groups whose Crawl-delay / Request-rate apply: none in 1994."""
+        groups = self._select(token)  # validates the token in both modes
+        return groups if self.standard == RFC9309 else ()
 
 
 def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:

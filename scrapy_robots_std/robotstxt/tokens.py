@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
+from scrapy_robots_std.robotstxt.reader import RFC9309, STD1994
 
 __all__ = ["as_text", "fallback_token", "product_token"]
 

@@ -1,0 +1,217 @@
+"""How a parsed file is stored: few objects, packed ints, named accessors.
+
+A crawl keeps one parsed file per origin, so a file is a handful of flat
+tables rather than an object per rule.  Every packed layout is written and
+read here only:
+
+* a rule's **code**: ``line << LINE_SHIFT | spelling << 1 | allow``;
+* a rule's **candidate**, the int that orders rules the way a standard
+  decides: ``priority | allow | (LINE_MAX - line) | entry``;
+* a group's **bounds**, :data:`GROUP_STRIDE` numbers per group.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from itertools import accumulate
+from typing import NamedTuple
+
+# A 512,000-byte body has fewer than 2**19 lines; 2**12 key spellings per file.
+SPELLING_BITS = 12
+LINE_SHIFT = SPELLING_BITS + 1
+MAX_SPELLINGS = 1 << SPELLING_BITS
+
+# Candidates: priority (the pattern's length) | allow | LINE_MAX - line | entry.
+_ENTRY_BITS = 20
+_LINE_BITS = 20
+_ALLOW_SHIFT = _ENTRY_BITS + _LINE_BITS
+_PRIORITY_SHIFT = _ALLOW_SHIFT + 1
+_ENTRY_MASK = (1 << _ENTRY_BITS) - 1
+LINE_MAX = (1 << _LINE_BITS) - 1
+#: Not a candidate: no rule matched, or the budget of work ran out.
+NO_MATCH = -1
+TOO_COMPLEX = -2
+
+
+def rule_code(line: int, spelling: int, allow: bool) -> int:
+    return line << LINE_SHIFT | spelling << 1 | allow
+
+
+def code_line(code: int) -> int:
+    return code >> LINE_SHIFT
+
+
+def code_spelling(code: int) -> int:
+    return code >> 1 & (MAX_SPELLINGS - 1)
+
+
+def code_allows(code: int) -> bool:
+    return code & 1 == 1
+
+
+def candidate_allows(value: int) -> bool:
+    return value >> _ALLOW_SHIFT & 1 == 1
+
+
+def candidate_entry(value: int) -> int:
+    return value & _ENTRY_MASK
+
+
+def _array(values: list[int]) -> array[int]:
+    top = max(values, default=0)
+    return array("H" if top <= 0xFFFF else "I", values)
+
+
+class Rules:
+    """Every rule entry of a file, in match order, group after group.
+
+    Entry ``i``'s pattern (normalised) is ``blob[offsets[i]:offsets[i + 1]]``;
+    ``codes[i]`` its rule's code; ``parents[i]`` the entry of its longest proper
+    prefix in the same group (plain prefixes), -1 for none; ``parents`` is None
+    when no pattern of the file starts with another.  ``written``: the entries
+    whose value as written differs from the pattern (a sparse, packed map).
+    """
+
+    __slots__ = ("blob", "codes", "offsets", "parents", "rfc9309", "written")
+
+    def __init__(
+        self,
+        patterns: list[bytes],
+        codes: list[int],
+        parents: list[int] | None,
+        written: dict[int, bytes],
+        rfc9309: bool,
+    ) -> None:
+        self.blob = b"".join(patterns)
+        self.offsets = _array(list(accumulate(map(len, patterns), initial=0)))
+        self.codes = array("I", codes)
+        self.parents = None if parents is None else array("i", parents)
+        self.written = _Sparse(written) if written else None
+        self.rfc9309 = rfc9309
+
+    def pattern(self, entry: int) -> bytes:
+        offsets = self.offsets
+        return self.blob[offsets[entry] : offsets[entry + 1]]
+
+    def value(self, entry: int) -> bytes:
+        """Entry ``entry``'s value as written in the file."""
+        written = self.written
+        found = None if written is None else written.get(entry)
+        return self.pattern(entry) if found is None else found
+
+    def candidate(self, entry: int) -> int:
+        """rfc9309: longest pattern, then allow, then earliest line; 1994:
+        earliest line (the first rule that matches)."""
+        code = self.codes[entry]
+        line = (LINE_MAX - (code >> LINE_SHIFT)) << _ENTRY_BITS | entry
+        if not self.rfc9309:
+            return line
+        offsets = self.offsets
+        priority = offsets[entry + 1] - offsets[entry]
+        return priority << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
+
+    def size(self) -> int:
+        size = sys.getsizeof(self) + sys.getsizeof(self.blob)
+        size += sys.getsizeof(self.offsets) + sys.getsizeof(self.codes)
+        if self.parents is not None:
+            size += sys.getsizeof(self.parents)
+        if self.written is not None:
+            size += self.written.size()
+        return size
+
+
+class _Sparse:
+    """A few entries' byte strings, packed: sorted keys, one blob, offsets."""
+
+    __slots__ = ("blob", "keys", "offsets")
+
+    def __init__(self, items: dict[int, bytes]) -> None:
+        keys = sorted(items)
+        values = [items[key] for key in keys]
+        self.keys = array("I", keys)
+        self.blob = b"".join(values)
+        self.offsets = array("I", accumulate(map(len, values), initial=0))
+
+    def get(self, key: int) -> bytes | None:
+        from bisect import bisect_left
+
+        at = bisect_left(self.keys, key)
+        if at == len(self.keys) or self.keys[at] != key:
+            return None
+        return self.blob[self.offsets[at] : self.offsets[at + 1]]
+
+    def size(self) -> int:
+        return sum(map(sys.getsizeof, (self, self.keys, self.blob, self.offsets)))
+
+
+#: Numbers per group in :class:`Groups` bounds: where its agents end in the
+#: agent text, the three numbers of its :class:`GroupSpan`, and its flags.
+GROUP_STRIDE = 5
+#: Flags: the group has rule lines (1994: a record without names nobody);
+#: its sorted run holds wildcard patterns.
+HAS_RULES = 1
+WILD = 2
+
+
+class GroupSpan(NamedTuple):
+    start: int  # first entry, of the run sorted by literal prefix
+    special: int  # first entry of the best-first run
+    end: int  # the entry after the last
+    wild: bool  # whether the sorted run holds patterns with "*" or "$"
+
+
+class Groups:
+    """Every group's user-agent values (one string) and bounds (one array)."""
+
+    __slots__ = ("agent_text", "bounds")
+
+    def __init__(
+        self, agents: list[list[str]], spans: list[tuple[int, int, int, int]]
+    ) -> None:
+        texts = ["".join(value + "\n" for value in values) for values in agents]
+        self.agent_text = "".join(texts)
+        ends = accumulate(map(len, texts))
+        self.bounds = _array(
+            [
+                number
+                for end, (start, special, stop, flags) in zip(ends, spans, strict=True)
+                for number in (end, start, special, stop, flags)
+            ]
+        )
+
+    def __len__(self) -> int:
+        return len(self.bounds) // GROUP_STRIDE
+
+    def agents(self, group: int) -> tuple[str, ...]:
+        at = GROUP_STRIDE * group
+        start = self.bounds[at - GROUP_STRIDE] if group else 0
+        return tuple(self.agent_text[start : self.bounds[at] - 1].split("\n"))
+
+    def span(self, group: int) -> GroupSpan:
+        at = GROUP_STRIDE * group
+        bounds = self.bounds
+        wild = bounds[at + 4] & WILD == WILD
+        return GroupSpan(bounds[at + 1], bounds[at + 2], bounds[at + 3], wild)
+
+    def has_rules(self, group: int) -> bool:
+        return self.bounds[GROUP_STRIDE * group + 4] & HAS_RULES == HAS_RULES
+
+    def group_of(self, entry: int) -> int:
+        """The group that holds ``entry`` (each group's entries are one run)."""
+        bounds = self.bounds
+        for group in range(len(self)):
+            if (
+                bounds[GROUP_STRIDE * group + 1]
+                <= entry
+                < bounds[GROUP_STRIDE * group + 3]
+            ):
+                return group
+        raise ValueError(entry)
+
+    def size(self) -> int:
+        return (
+            sys.getsizeof(self)
+            + sys.getsizeof(self.agent_text)
+            + sys.getsizeof(self.bounds)
+        )
