@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.robotstxt import usage_query, wildcards
+from scrapy_robots_std.robotstxt import patterns, usage_query
 from scrapy_robots_std.robotstxt.usage import REASON_TOO_COMPLEX
 from tests.helpers.bodies import (
     USAGE_PIECES,
@@ -50,7 +50,7 @@ def counted_work() -> Iterator[list[int]]:
 
     def counting(path: bytes, pattern: bytes) -> int:
         done = real(path, pattern)
-        work[0] += wildcards.TRY_WORK + (~done if done < 0 else done)
+        work[0] += patterns.TRY_WORK + (~done if done < 0 else done)
         return done
 
     with mock.patch.object(usage_query, "wildcard_work", counting):
@@ -72,7 +72,7 @@ def test_a_hostile_usage_query_is_unknown_within_its_budget_of_work(size):
     robots = RobotsTxt.parse(usage_wildcards())
     target = url(SHAPE.path(size))
     robots.usage(url("/"), SHAPE.token)  # the lines read before counting
-    budget = wildcards.work_budget(len(SHAPE.path(size)))
+    budget = patterns.work_budget(len(SHAPE.path(size)))
     with counted_work() as work:
         preferences = robots.usage(target, SHAPE.token)
     assert preferences.reason == REASON_TOO_COMPLEX
@@ -80,7 +80,7 @@ def test_a_hostile_usage_query_is_unknown_within_its_budget_of_work(size):
     assert _all_unknown(preferences)
     assert not preferences.stated
     # The last try may overdraw the budget; no more.
-    assert work[0] <= budget + wildcards.TRY_WORK + USAGE_PIECES, work[0]
+    assert work[0] <= budget + patterns.TRY_WORK + USAGE_PIECES, work[0]
     assert "take more work than one check may" in "\n".join(preferences.explain_lines())
     # Access is not the usage budget's business: the URL may be fetched.
     assert robots.allowed(target, SHAPE.token)
@@ -89,9 +89,9 @@ def test_a_hostile_usage_query_is_unknown_within_its_budget_of_work(size):
 def test_without_the_budget_the_same_query_takes_far_more_work():
     robots = RobotsTxt.parse(usage_wildcards())
     target = url(SHAPE.path(2_000))
-    budget = wildcards.work_budget(len(SHAPE.path(2_000)))
+    budget = patterns.work_budget(len(SHAPE.path(2_000)))
     with (
-        mock.patch.object(wildcards, "WORK_PER_CHECK", 10**9),
+        mock.patch.object(patterns, "WORK_PER_CHECK", 10**9),
         counted_work() as work,
     ):
         preferences = robots.usage(target, SHAPE.token)
@@ -106,7 +106,7 @@ def test_an_ordinary_query_is_answered_well_within_the_budget():
         preferences = robots.usage(url("/ai-ok/x"), "HostileBot")
     assert preferences.reason == "rules"
     assert preferences.aipref["train-ai"].value == "allow"
-    assert work[0] < wildcards.WORK_PER_CHECK // 10
+    assert work[0] < patterns.WORK_PER_CHECK // 10
 
 
 def test_a_file_without_usage_lines_keeps_no_usage_table():
@@ -208,7 +208,7 @@ def test_budgeted_usage_matching_answers_as_before(lines, paths, standard):
 )
 def test_out_of_budget_a_query_is_unknown_and_otherwise_exact(lines, paths, budget):
     robots = RobotsTxt.parse(_usage_body(lines))
-    with mock.patch.object(wildcards, "WORK_PER_CHECK", budget):
+    with mock.patch.object(patterns, "WORK_PER_CHECK", budget):
         for path in paths:
             chosen = _chosen(robots, path)
             assert chosen is None or chosen == _previous(lines, path), path
