@@ -87,9 +87,8 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         "--explain",
         "-e",
         action="store_true",
-        help="also print the line of robots.txt that decided each URL, and the "
-        "usage preferences (Content-Usage as in draft-ietf-aipref-vocab-08, "
-        "Content-Signal) it states for it",
+        help="also print the line that decided each URL, and the usage preferences "
+        "(Content-Usage, draft-ietf-aipref-vocab-08; Content-Signal) stated for it",
     )
     parser.add_argument(
         "--timeout",
