@@ -89,8 +89,8 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         "--explain",
         "-e",
         action="store_true",
-        help="also print the line of robots.txt that decided each URL, and the "
-        "usage preferences (Content-Usage, Content-Signal) it states for it",
+        help="also print the line that decided each URL, and the usage preferences "
+        "(Content-Usage, draft-ietf-aipref-vocab-08; Content-Signal) stated for it",
     )
     parser.add_argument(
         "--timeout",
@@ -290,20 +290,37 @@ def _run(args: argparse.Namespace) -> int:
             text = json.dumps(document, indent=2, ensure_ascii=True)
         print(text)
     else:
-        # Files without usage lines print exactly what they printed before.
-        show_usage = args.explain and summary.stated
-        for result, usage in zip(results, usages, strict=True):
-            verdict = "ALLOWED" if result["allowed"] else "DISALLOWED"
-            _print(f"{verdict} {result['url']}")
-            if args.explain:
-                _print(f"  {result['explain']}")
-            if show_usage:
-                for line in usage.explain_lines():
-                    _print(f"  {line}")
-        _print(_group_line(robots, source, token))
-        for line in _diagnostic_lines(robots):
-            _print(line)
+        _print_text(robots, source, token, results, usages, explain=args.explain)
     return 0 if all(result["allowed"] for result in results) else 1
+
+
+def _print_text(
+    robots: RobotsTxt,
+    source: Source,
+    token: str,
+    results: list[dict[str, Any]],
+    usages: list[UsagePreferences],
+    *,
+    explain: bool,
+) -> None:
+    """The text output; files without usage lines print what they printed before."""
+    show_usage = explain and robots.usage_summary().stated
+    for result, usage in zip(results, usages, strict=True):
+        verdict = "ALLOWED" if result["allowed"] else "DISALLOWED"
+        _print(f"{verdict} {result['url']}")
+        if explain:
+            _print(f"  {result['explain']}")
+        if show_usage:
+            for line in usage.explain_lines():
+                _print(f"  {line}")
+    _print(_group_line(robots, source, token))
+    if show_usage:
+        _print(
+            f"usage read as {REVISIONS['vocab']} and {REVISIONS['attach']}, and"
+            f" the {REVISIONS['content-signals']}"
+        )
+    for line in _diagnostic_lines(robots):
+        _print(line)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots_std.policy import MAX_TTL
 from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES, RFC9309, STANDARDS
 from scrapy_robots_std.robotstxt.tokens import product_token
-from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES
+from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES, SYNONYMS, check_purpose
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -176,6 +176,13 @@ def _choice(
         return raw.strip().lower()
     expected = ", ".join(repr(choice) for choice in choices)
     raise SettingsError(f"{name}: expected one of {expected}, got {raw!r}")
+
+
+def _purpose(settings: BaseSettings) -> str | None:
+    """``ROBOTS_STD_USAGE_PURPOSE`` by its own name (``ai-input`` is ``ai-use``)."""
+    choices = (*PURPOSES, *SYNONYMS)
+    purpose = _choice(settings, "ROBOTS_STD_USAGE_PURPOSE", choices, optional=True)
+    return None if purpose is None else check_purpose(purpose)
 
 
 def _boolean(settings: BaseSettings, name: str) -> bool:
@@ -361,9 +368,7 @@ class Config:
                 high=60,
                 low_inclusive=False,
             ),
-            usage_purpose=_choice(
-                settings, "ROBOTS_STD_USAGE_PURPOSE", tuple(PURPOSES), optional=True
-            ),
+            usage_purpose=_purpose(settings),
             usage_enforce=_choice(
                 settings,
                 "ROBOTS_STD_USAGE_ENFORCE",

@@ -237,7 +237,11 @@ async def test_a_crawl_over_three_origins_leaves_one_record_per_version_and_orig
             "url": f"{prefs}/",
             "token": "TestBot",
             "reason": "rules",
-            "aipref": {"train-ai": "disallow", "search": "unknown"},
+            "aipref": {
+                "train-ai": "disallow",
+                "ai-use": "unknown",
+                "search": "unknown",
+            },
             "content_signal": {
                 "search": "allow",
                 "ai-input": "unknown",

@@ -153,7 +153,8 @@ VALID = [
     # usage preferences: a purpose, a mode, a policy (case and spaces forgiven)
     ("ROBOTS_STD_USAGE_PURPOSE", "train-ai", "train-ai"),
     ("ROBOTS_STD_USAGE_PURPOSE", " Search ", "search"),
-    ("ROBOTS_STD_USAGE_PURPOSE", "ai-input", "ai-input"),
+    ("ROBOTS_STD_USAGE_PURPOSE", "AI-Use", "ai-use"),
+    ("ROBOTS_STD_USAGE_PURPOSE", "ai-input", "ai-use"),  # Content Signals' name
     ("ROBOTS_STD_USAGE_ENFORCE", "tag", "tag"),
     ("ROBOTS_STD_USAGE_ENFORCE", "DROP", "drop"),
     ("ROBOTS_STD_USAGE_UNKNOWN", "deny", "deny"),

@@ -17,6 +17,7 @@ from scrapy_robots_std import (
     USAGE_REVISIONS,
     RobotsTxt,
     UsagePreferences,
+    UsageSummary,
 )
 from scrapy_robots_std.cli import main
 
@@ -93,7 +94,11 @@ def test_wildcard_and_anchor_as_in_allow_disallow() -> None:
         b"Content-Usage: /*.pdf$ train-ai=n\n"
         b"Content-Usage: /exact$ search=n\n"
     )
-    assert aipref(robots, "/a/b.pdf") == {"train-ai": "disallow", "search": "unknown"}
+    assert aipref(robots, "/a/b.pdf") == {
+        "train-ai": "disallow",
+        "ai-use": "unknown",
+        "search": "unknown",
+    }
     assert aipref(robots, "/a/b.pdf?x")["train-ai"] == "unknown"
     assert aipref(robots, "/exact")["search"] == "disallow"
     assert aipref(robots, "/exactly")["search"] == "unknown"
@@ -183,27 +188,31 @@ def test_raw_keys_stay_visible_without_effect() -> None:
     assert prefs.to_dict()["sources"][1]["members"]["use"] == "reference"
 
 
-def test_content_signal_before_first_user_agent_is_ignored_and_reported() -> None:
+def test_usage_lines_before_the_first_user_agent_apply_to_every_group() -> None:
     robots = parse(
         b"Content-Signal: ai-train=no\n"
         b"Content-Usage: train-ai=n\n"
         b"User-agent: *\n"
         b"Allow: /\n"
+        b"User-agent: BarBot\n"
+        b"Content-Signal: search=yes\n"
     )
-    assert signals(robots, "/")["ai-train"] == "unknown"
-    assert aipref(robots, "/")["train-ai"] == "unknown"
-    notes = [(d.line, d.kind) for d in robots.diagnostics]
-    assert notes == [(1, "rule-outside-group"), (2, "rule-outside-group")]
-    assert "Content-Signal line outside any group" in robots.diagnostics[0].message
-    assert robots.usage_summary().outside_group == 2
+    for token in (TOKEN, "BarBot"):
+        assert signals(robots, "/", token)["ai-train"] == "disallow"
+        assert aipref(robots, "/", token)["train-ai"] == "disallow"
+    assert signals(robots, "/", "BarBot")["search"] == "allow"
+    # File-wide lines are neither ignored nor reported; they are counted.
+    assert robots.diagnostics == ()
+    assert robots.usage_summary() == UsageSummary(1, 2, 0, 2)
 
 
-def test_outside_group_in_1994_after_a_blank_line() -> None:
+def test_outside_a_record_in_1994_is_file_wide() -> None:
     robots = parse(
         b"User-agent: *\nDisallow: /x\n\nContent-Signal: ai-train=no\n", "1994"
     )
-    assert signals(robots, "/")["ai-train"] == "unknown"
-    assert [d.kind for d in robots.diagnostics] == ["rule-outside-group"]
+    assert signals(robots, "/")["ai-train"] == "disallow"
+    assert robots.usage(URL + "/x", TOKEN).reason == "disallowed"
+    assert robots.diagnostics == ()
 
 
 def test_labels_are_not_unknown_fields_any_more() -> None:
@@ -346,8 +355,8 @@ def test_unknown_helper() -> None:
 
 def test_data_tables() -> None:
     assert USAGE_REVISIONS["attach"] == "draft-ietf-aipref-attach-05"
-    assert USAGE_REVISIONS["vocab"] == "draft-ietf-aipref-vocab-07"
-    assert set(USAGE_PURPOSES) == {"train-ai", "search", "ai-input"}
+    assert USAGE_REVISIONS["vocab"] == "draft-ietf-aipref-vocab-08"
+    assert set(USAGE_PURPOSES) == {"train-ai", "search", "ai-use"}
 
 
 def test_bad_input_raises_value_error_like_allowed() -> None:
@@ -388,7 +397,11 @@ def test_cli_explain_shows_usage_with_escaped_sources(
     status = main([str(path), TOKEN, URL + "/ai-ok/x", URL + "/never/", "--explain"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "usage (Content-Usage): train-ai=allow (line 5), search=unknown" in out
+    said = (
+        "usage (Content-Usage): train-ai=allow (line 5), ai-use=unknown, search=unknown"
+    )
+    assert said in out
+    assert "usage read as draft-ietf-aipref-vocab-08" in out
     assert 'line 5 "Content-Usage: /ai-ok/ train-ai=y"' in out
     assert "usage: none (a URL that may not be crawled carries no preferences)" in out
     assert "\x1b" not in out

@@ -309,7 +309,16 @@ def _ordinary_file(name: str) -> bytes:
 
 @pytest.mark.parametrize("name", [*_SITES, "cloudflare", "ordinary"])
 def test_memory_bytes_bounds_what_ordinary_usage_queries_keep(name):
-    found = _kept(_ordinary_file(name), ("Googlebot", "GPTBot"), _PATHS_ASKED)
+    # Measured twice, the smaller kept: in a long test run a process-wide dict may
+    # grow during the first measured query (seen: ~350 bytes once, by a query of a
+    # 1 KB file's usage lines), which is not what the file keeps.
+    found = min(
+        (
+            _kept(_ordinary_file(name), ("Googlebot", "GPTBot"), _PATHS_ASKED)
+            for _ in "ab"
+        ),
+        key=lambda found: found["by_queries"],
+    )
     assert found["kept"] <= found["memory_bytes"], found
     # What the usage queries keep, counted within 1.25x (the access part of
     # memory_bytes() has its own margins, large beside a file of 1 KB).

@@ -118,7 +118,7 @@ async def test_every_response_carries_its_preferences_and_nothing_is_dropped(
     assert_no_errors(result)
     # The robots_parsed signal tells which files state preferences.
     assert sorted((p.content_usage, p.content_signal, p.stated) for p in parsed) == [
-        (1, 1, True),
+        (1, 2, True),
         (2, 0, True),
     ]
     got = received(result)
@@ -136,11 +136,13 @@ async def test_every_response_carries_its_preferences_and_nothing_is_dropped(
     assert value(meta_b, "content-signal", "ai-train") == "disallow"
     assert value(meta_b, "content-signal", "search") == "allow"
     assert "use=reference" in str(meta_b["robots_std_usage"].to_dict())
+    # The line before the group is file-wide: one of the sources, its yes no lift.
+    assert [s.line for s in meta_b["robots_std_usage"].sources] == [3, 1, 4]
     # Off: no decision is recorded.
     assert all("robots_std_usage_decision" not in meta for meta in got.values())
-    # Rules seen: A has 2 Content-Usage lines; B 1 and 1 (plus 1 outside a group).
+    # Rules seen: A has 2 Content-Usage lines; B 1 and 2 (1 of them file-wide).
     assert stat(result, "robots_std/usage/rules/content_usage") == 3
-    assert stat(result, "robots_std/usage/rules/content_signal") == 1
+    assert stat(result, "robots_std/usage/rules/content_signal") == 2
     assert stat(result, "robots_std/usage/outside_group") == 1
     assert stat(result, "robots_std/usage/origins") == 2
     assert stat(result, "robots_std/usage/header_seen") == 2
@@ -287,22 +289,34 @@ async def test_tag_records_decisions_and_drops_nothing(
 
 
 @pytest.mark.crawl
+@pytest.mark.parametrize(
+    ("declared", "purpose", "value"),
+    [
+        # search=yes in B's Content-Signal: allowed for this request's purpose.
+        ("search", "search", "allow"),
+        # ai-input is ai-use: B says nothing of either (unknown, allowed).
+        (" AI-Input", "ai-use", "unknown"),
+    ],
+)
 @deferred_f_from_coro_f
 async def test_a_request_may_declare_its_own_purpose(
-    hostile: HostileServer, hostile_b: HostileServer
+    hostile: HostileServer,
+    hostile_b: HostileServer,
+    declared: str,
+    purpose: str,
+    value: str,
 ) -> None:
     urls = serve(hostile, hostile_b)
     result = await run_crawl(
         [urls["b/page"]],
         settings(**DROP),
-        meta={"robots_std_usage_purpose": "search"},
+        meta={"robots_std_usage_purpose": declared},
     )
     assert_no_errors(result)
-    # search=yes in B's Content-Signal: allowed for this request's purpose.
     [meta] = received(result).values()
-    assert meta["robots_std_usage_decision"].purpose == "search"
-    assert meta["robots_std_usage_decision"].value == "allow"
-    assert stat(result, "robots_std/usage/decision/search/allow") == 1
+    assert meta["robots_std_usage_decision"].purpose == purpose
+    assert meta["robots_std_usage_decision"].value == value
+    assert stat(result, f"robots_std/usage/decision/{purpose}/{value}") == 1
 
 
 @pytest.mark.crawl

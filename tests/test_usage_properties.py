@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 import os
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
+from scrapy_robots_std.robotstxt.usage_vocab import most_restrictive
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("ROBOTS_STD_HYPOTHESIS_EXAMPLES", "200")),
@@ -100,3 +101,51 @@ def test_any_bytes_after_a_usage_label_parse(body: bytes, standard: str) -> None
 def test_dictionary_parser_only_raises_its_error(data: bytes) -> None:
     with contextlib.suppress(StructuredFieldError):
         parse_dictionary(data)
+
+
+def _access(robots: RobotsTxt, wide: set[int]) -> list[object]:
+    """Everything access answers, and the notes on lines other than ``wide``."""
+    said: list[object] = [robots.sitemaps, robots.truncated]
+    said += [d for d in robots.diagnostics if d.line not in wide]
+    for token in TOKENS:
+        said += [robots.groups_for(token), robots.crawl_delay(token)]
+        said += [robots.decide(url, token) for url in URLS]
+    return said
+
+
+@SETTINGS
+@given(
+    wide=st.lists(_USAGE_LINE, min_size=1, max_size=4),
+    base=st.lists(_OTHER_LINE, max_size=14),
+    inserts=st.lists(st.tuples(st.integers(0, 14), _USAGE_LINE), max_size=4),
+    standard=st.sampled_from(["rfc9309", "1994"]),
+)
+def test_file_wide_usage_lines_never_change_access_and_combine_most_restrictively(
+    wide: list[str], base: list[str], inserts: list[tuple[int, str]], standard: str
+) -> None:
+    """Usage lines in place of the comments that open a body: access (every answer,
+    every note but theirs) stays; each category is the most restrictive of what the
+    body said without them and what they say on their own."""
+    body = list(base)
+    for position, line in inserts:
+        body.insert(min(position, len(body)), line)
+    without = RobotsTxt.parse(_body(["# a comment"] * len(wide) + body), standard)
+    with_wide = RobotsTxt.parse(_body(wide + body), standard)
+    # What they say on their own: the same lines as the only group's.
+    alone = RobotsTxt.parse(_body(["User-agent: *", *wide]), standard)
+    slots = set(range(1, len(wide) + 1))
+    assert _access(with_wide, slots) == _access(without, slots)
+    # The body's own lines outside any group would share the longest match with
+    # the added ones: the combination is exact only without them.
+    assume(without.usage_summary().outside_group == 0)
+    for token in TOKENS:
+        for url in URLS:
+            if not without.allowed(url, token):
+                assert not with_wide.usage(url, token).stated
+                continue
+            parts = [r.usage(url, token) for r in (without, alone)]
+            found = with_wide.usage(url, token)
+            for name in ("aipref", "content-signal"):
+                for category, preference in found.table(name).items():
+                    said = [part.table(name)[category].value for part in parts]
+                    assert preference.value == most_restrictive(said)

@@ -44,7 +44,7 @@ _SHOWN_VALUE: Final = 200
 
 REASON_RULES = "rules"  # at least one statement applies
 REASON_NO_STATEMENT = "no-statement"  # the group states nothing for this URL
-REASON_NO_GROUP = "no-group"  # no group applies to the token
+REASON_NO_GROUP = "no-group"  # no group applies to the token, no file-wide line
 REASON_DISALLOWED = "disallowed"  # a URL that may not be crawled carries none
 REASON_NO_ROBOTS_TXT = "no-robots-txt"  # no usable robots.txt (4xx, 5xx, exempt)
 #: The file's Content-Usage paths take more work for this URL than one check may
@@ -146,7 +146,7 @@ class PurposeDecision:
 class UsagePreferences:
     """Every category of both vocabularies for one URL, with its sources.
 
-    ``aipref`` maps ``train-ai`` and ``search``; ``content_signal`` maps
+    ``aipref`` maps ``train-ai``, ``ai-use`` and ``search``; ``content_signal`` maps
     ``search``, ``ai-input`` and ``ai-train``.  ``sources`` lists every
     statement taken into account, invalid ones included; ``reason`` says why
     robots.txt gave what it gave (see the ``REASON_*`` constants).
@@ -161,7 +161,7 @@ class UsagePreferences:
 
     @classmethod
     def combine(cls, reason: str, sources: Iterable[UsageSource]) -> UsagePreferences:
-        """Per category the most restrictive value of ``sources`` (vocab-07 5.1)."""
+        """Per category the most restrictive value of ``sources`` (vocab-08 5.1)."""
         sources = tuple(sources)
         aipref = _folded(AIPREF, sources)
         return cls(reason, sources, aipref, _folded(CONTENT_SIGNAL, sources))
@@ -212,10 +212,12 @@ class UsagePreferences:
         return any(p.value != UNKNOWN for table in tables for p in table.values())
 
     def decide(self, purpose: str) -> PurposeDecision:
-        """The decision for a declared purpose (``train-ai``, ``search``, ``ai-input``)."""
+        """The decision for a declared purpose (``train-ai``, ``search``, ``ai-use``;
+        ``ai-input`` is ``ai-use``)."""
+        purpose = check_purpose(purpose)
         said = [
             (name, category, self.table(name)[category])
-            for name, category in PURPOSES[check_purpose(purpose)]
+            for name, category in PURPOSES[purpose]
         ]
         value = most_restrictive(p.value for _, _, p in said)
         stated = {
@@ -270,7 +272,7 @@ def _folded(
 ) -> Mapping[str, UsagePreference]:
     """``table`` (every category unknown when None) with the statements of
     ``sources`` in ``vocabulary`` folded in: per category the most restrictive
-    value stays (vocab-07 5.1), with the sources that gave it."""
+    value stays (vocab-08 5.1), with the sources that gave it."""
     if table is None:
         table = {category: UsagePreference() for category in vocabulary.categories}
     for source in sources:
@@ -305,7 +307,7 @@ class UsageSummary:
     content_usage: int = 0
     content_signal: int = 0
     invalid: int = 0
-    outside_group: int = 0
+    outside_group: int = 0  # file-wide lines (before any group), counted above too
 
     @property
     def stated(self) -> bool:
@@ -383,14 +385,14 @@ def for_url(
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
     lines = _lines(rules)
     chosen = _query.select(rules, lines, parsed.all_agents, standard, token)
-    if chosen is None:
+    # File-wide lines speak with every group, and for a token no group names.
+    wide = lines[: rules.outside]
+    if chosen is None and not wide:
         return UsagePreferences.unknown(REASON_NO_GROUP)
     path = _patterns.path_rfc9309(_patterns.split_url(url))
-    found = _query.longest(chosen, path)
+    found = _query.applying((wide, chosen or ()), path)
     if found is None:
         return UsagePreferences.unknown(REASON_TOO_COMPLEX)
-    signals = _query.distinct([line for line in chosen if line.pattern is None])
-    sources = tuple(line.source for line in (*found, *signals))
-    return UsagePreferences.combine(
-        REASON_RULES if sources else REASON_NO_STATEMENT, sources
-    )
+    reason = REASON_NO_STATEMENT if chosen is not None else REASON_NO_GROUP
+    sources = tuple(line.source for line in found)
+    return UsagePreferences.combine(REASON_RULES if sources else reason, sources)

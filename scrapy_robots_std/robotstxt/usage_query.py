@@ -79,16 +79,38 @@ def _chosen(
         line
         for group in chosen
         if group < len(starts)
-        for line in lines[bounds[3 * group - 1] if group else 0 : bounds[3 * group + 2]]
+        for line in lines[
+            bounds[3 * group - 1] if group else rules.outside : bounds[3 * group + 2]
+        ]
     )
 
 
-def longest(lines: tuple[Line, ...], path: bytes) -> tuple[Line, ...] | None:
-    """The Content-Usage lines of ``lines`` whose path matches ``path`` with the
-    greatest length or, when none does, those without a path; a repeated value
-    once.  None when finding them takes more work than one check may
-    (:func:`patterns.work_budget`): an untried line might have matched."""
+def applying(
+    parts: tuple[tuple[Line, ...], ...], path: bytes
+) -> tuple[Line, ...] | None:
+    """The lines of ``parts`` (the file-wide lines, the token's groups' lines)
+    that speak for ``path``: each part's longest-matching Content-Usage lines
+    (:func:`longest`), then every Content-Signal line; a repeated value once.
+    None when finding them takes more work than one check may
+    (:func:`patterns.work_budget`, shared by the parts)."""
     left = work_budget(len(path))
+    found: list[Line] = []
+    for part in parts:
+        longest_lines, left = longest(part, path, left)
+        if longest_lines is None:
+            return None
+        found += longest_lines
+    signals = [line for part in parts for line in part if line.pattern is None]
+    return distinct(found) + distinct(signals)
+
+
+def longest(
+    lines: tuple[Line, ...], path: bytes, left: int
+) -> tuple[list[Line] | None, int]:
+    """The Content-Usage lines of ``lines`` whose path matches ``path`` with the
+    greatest length or, when none does, those without a path, and what is left of
+    the budget ``left``.  None when another try would overdraw it: an untried line
+    might have matched."""
     cost = best = 0
     found: list[Line] = []
     everywhere: list[Line] = []
@@ -101,7 +123,7 @@ def longest(lines: tuple[Line, ...], path: bytes) -> tuple[Line, ...] | None:
             continue
         if left < cost:
             # Another try like the last would overdraw the budget.
-            return None
+            return None, left
         done = wildcard_work(path, pattern)
         cost = TRY_WORK + (~done if done < 0 else done)
         left -= cost
@@ -109,7 +131,7 @@ def longest(lines: tuple[Line, ...], path: bytes) -> tuple[Line, ...] | None:
             if len(pattern) > best:
                 best, found = len(pattern), []
             found.append(line)
-    return distinct(found if best else everywhere)
+    return (found if best else everywhere), left
 
 
 def distinct(lines: Sequence[Line]) -> tuple[Line, ...]:

@@ -12,6 +12,9 @@ here, RFC 9309 2.2.1) reads them as unknown lines that never end a group, and ac
 must not change when usage lines are added.  So access keeps its groups and usage
 gets its own partition of the same user-agent lines, with usage lines as rules.  The
 two differ only where a user-agent line directly follows a usage line.
+
+A usage line before the first group (1994: outside any record) belongs to none:
+it is file-wide, and ``usage_query`` combines it with every token's groups.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ class Entry(NamedTuple):
 
 class Note(NamedTuple):
     line: int
-    outside: bool  # True: outside any group; False: an invalid value
+    outside: bool  # always False now (file-wide lines get no note); parser.py reads it
     detail: str
 
 
@@ -91,8 +94,9 @@ class UsageRules:
     """A body's usage lines and the usage groups that hold them.
 
     ``codes[i]`` is line ``i``'s number << 1 | its kind; its value is the
-    ``i``-th item of ``values.split(b"\\n")``.  ``groups`` holds three numbers per
-    kept group: its first agent, the agent after its last (indexes into
+    ``i``-th item of ``values.split(b"\\n")``: first the ``outside`` file-wide
+    lines, then the groups' lines.  ``groups`` holds three numbers per kept group:
+    its first agent, the agent after its last (indexes into
     ``Parsed.all_agents()``, every user-agent line in file order) and the usage
     line after its last.  rfc9309 keeps the groups that hold usage lines; 1994
     every record with a rule, since the first record naming the robot wins even
@@ -114,7 +118,7 @@ class UsageRules:
         self.codes = array("I")
         self.groups = array("I")
         self.values = b""
-        self.outside = 0
+        self.outside = 0  # file-wide lines
         self.invalid = 0
         #: a bound on what the first query keeps (:func:`reserve`)
         self.reserve = 0
@@ -125,7 +129,7 @@ class UsageRules:
         self.selections: dict[str, tuple[Line, ...] | None] = {}
 
     def lines(self) -> Iterator[tuple[int, int, bytes]]:
-        """Each line's number, kind and value, in file order."""
+        """Each line's number, kind and value: file-wide lines, then groups'."""
         values = self.values.split(b"\n") if self.codes else []
         for code, value in zip(self.codes, values, strict=True):
             yield code >> 1, code & 1, value
@@ -262,11 +266,12 @@ def collect(
     entries: Iterable[Entry], *, every_record: bool
 ) -> tuple[UsageRules, list[Note]]:
     """The usage table of a body from its group-shaping lines, in file order, and
-    the notes to report (lines outside any group, invalid values)."""
+    the notes to report (invalid values).  A usage line outside any group is
+    file-wide: kept first, before the groups' lines."""
     rules = UsageRules()
-    notes: list[Note] = []
     codes: list[int] = []
     values: list[bytes] = []
+    wide: list[tuple[int, bytes]] = []
     # Each group: [first agent, agent after last, has a rule, first usage line].
     groups: list[list[int]] = []
     group: list[int] | None = None
@@ -281,13 +286,15 @@ def collect(
             group[1] = agents + 1
         elif group is None:
             if role <= CONTENT_SIGNAL:
-                notes.append(Note(line, True, FIELDS[role]))
+                wide.append((line << 1 | role, value))
         else:
             group[2] = 1
             if role <= CONTENT_SIGNAL:
                 codes.append(line << 1 | role)
                 values.append(value)
-    rules.outside = len(notes)
+    rules.outside = len(wide)
+    codes[:0] = [code for code, _ in wide]
+    values[:0] = [value for _, value in wide]
     if len(codes) > MAX_USAGE_LINES:
         # Kept as counts only: every preference of the file is unknown.
         rules.invalid = len(codes)
@@ -295,17 +302,17 @@ def collect(
             f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
             f"({len(codes)}): every usage preference of this file is unknown"
         )
-        notes.append(Note(codes[MAX_USAGE_LINES] >> 1, False, detail))
-        return rules, notes
+        return rules, [Note(sorted(codes)[MAX_USAGE_LINES] >> 1, False, detail)]
     bounds: list[int] = []
-    ends = [found[3] for found in groups[1:]] + [len(codes)]
+    ends = [found[3] for found in groups[1:]] + [len(codes) - len(wide)]
     for (first, last, has_rule, start), end in zip(groups, ends, strict=False):
         if has_rule if every_record else end > start:
-            bounds += (first, last, end)
+            bounds += (first, last, end + len(wide))
     rules.groups = array("I", bounds)
     rules.codes = array("I", codes)
     rules.values = b"\n".join(values)
     rules.reserve = reserve(values)
+    notes: list[Note] = []
     _check_values(rules, notes)
     return rules, notes
 

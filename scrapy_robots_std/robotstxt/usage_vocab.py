@@ -27,7 +27,7 @@ UNKNOWN: Final = "unknown"
 #: The texts implemented, by what they define.
 REVISIONS: Final = {
     "attach": "draft-ietf-aipref-attach-05",
-    "vocab": "draft-ietf-aipref-vocab-07",
+    "vocab": "draft-ietf-aipref-vocab-08",
     "content-signals": "Content Signals Policy (contentsignals.org, 2025-09-24)",
 }
 
@@ -43,8 +43,11 @@ class Vocabulary:
     disallow: str
 
 
-#: vocab-07 section 4 (no hierarchy: -07 removed it).
-AIPREF: Final = Vocabulary("aipref", "Content-Usage", ("train-ai", "search"), "y", "n")
+#: vocab-08 section 4.  No hierarchy (5: an unstated category is unknown); Search
+#: overriding the others (4.3) is about which use a crawl declares as its purpose.
+AIPREF: Final = Vocabulary(
+    "aipref", "Content-Usage", ("train-ai", "ai-use", "search"), "y", "n"
+)
 #: contentsignals.org; ``use`` has no allow/deny meaning and stays raw.
 CONTENT_SIGNAL: Final = Vocabulary(
     "content-signal", "Content-Signal", ("search", "ai-input", "ai-train"), "yes", "no"
@@ -55,8 +58,10 @@ VOCABULARIES: Final = (AIPREF, CONTENT_SIGNAL)
 PURPOSES: Final[Mapping[str, tuple[tuple[str, str], ...]]] = {
     "train-ai": (("aipref", "train-ai"), ("content-signal", "ai-train")),
     "search": (("aipref", "search"), ("content-signal", "search")),
-    "ai-input": (("content-signal", "ai-input"),),
+    "ai-use": (("aipref", "ai-use"), ("content-signal", "ai-input")),
 }
+#: Other names accepted for a purpose (Content Signals' name for AI Use).
+SYNONYMS: Final = {"ai-input": "ai-use"}
 
 _RANK: Final = {UNKNOWN: 0, ALLOW: 1, DISALLOW: 2}
 #: Raw members kept per statement, for display: a hostile 500 KiB value would
@@ -65,14 +70,14 @@ MAX_MEMBERS: Final = 64
 
 
 def most_restrictive(values: Iterable[str]) -> str:
-    """vocab-07 5.1: any disallow wins, then any allow, else unknown."""
+    """vocab-08 5.1: any disallow wins, then any allow, else unknown."""
     return max(values, key=_RANK.__getitem__, default=UNKNOWN)
 
 
 def read_statement(
     vocabulary: Vocabulary, data: bytes
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], str | None]:
-    """``data`` (bytes as sent) read as a preference in ``vocabulary`` (vocab-07
+    """``data`` (bytes as sent) read as a preference in ``vocabulary`` (vocab-08
     6.5): the categories it allows or disallows, every key with its value as
     written (unknown and legacy labels included, at most :data:`MAX_MEMBERS`),
     and why it is not a Dictionary (then every category is unknown)."""
@@ -94,7 +99,9 @@ def read_statement(
 
 
 def check_purpose(purpose: str) -> str:
-    if purpose not in PURPOSES:
-        known = ", ".join(PURPOSES)
+    """The purpose's own name (``ai-input`` is ``ai-use``), or ``ValueError``."""
+    name = SYNONYMS.get(purpose, purpose)
+    if name not in PURPOSES:
+        known = ", ".join((*PURPOSES, *SYNONYMS))
         raise ValueError(f"unknown usage purpose {purpose!r}: expected one of {known}")
-    return purpose
+    return name

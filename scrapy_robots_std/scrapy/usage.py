@@ -12,6 +12,7 @@ decisions never depend on them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from typing import TYPE_CHECKING, Final
@@ -30,7 +31,13 @@ from scrapy_robots_std.robotstxt.usage import (
     PurposeDecision,
     UsagePreferences,
 )
-from scrapy_robots_std.robotstxt.usage_vocab import DISALLOW, PURPOSES, UNKNOWN
+from scrapy_robots_std.robotstxt.usage_vocab import (
+    DISALLOW,
+    PURPOSES,
+    SYNONYMS,
+    UNKNOWN,
+    check_purpose,
+)
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.origin import origin_of
 
@@ -218,8 +225,9 @@ class UsageGate:
         purpose = request.meta.get(PURPOSE_META, self.config.usage_purpose)
         if purpose is None:
             return None
-        if isinstance(purpose, str) and purpose.strip().lower() in PURPOSES:
-            return purpose.strip().lower()
+        if isinstance(purpose, str):
+            with contextlib.suppress(ValueError):
+                return check_purpose(purpose.strip().lower())
         self._inc(_stats.USAGE_BAD_PURPOSE)
         shown = safe(repr(purpose)[:200])
         if shown in self._warned or len(self._warned) >= _WARN_AT_MOST:
@@ -231,7 +239,7 @@ class UsageGate:
             {
                 "key": PURPOSE_META,
                 "value": shown,
-                "known": ", ".join(PURPOSES),
+                "known": ", ".join((*PURPOSES, *SYNONYMS)),
                 "request": safe(request),
             },
             extra={"spider": self.crawler.spider},
