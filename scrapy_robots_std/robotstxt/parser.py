@@ -178,11 +178,11 @@ _CANONICAL_SPELLINGS = ("Disallow", "Allow")
 class _Group:
     """A group while its lines are read."""
 
-    __slots__ = ("agents", "crawl_delay", "has_rules", "request_rate", "rules")
+    __slots__ = ("agents", "crawl_delay", "has_rules", "request_rate", "start")
 
-    def __init__(self) -> None:
+    def __init__(self, start: int) -> None:
         self.agents: list[bytes] = []
-        self.rules: list[tuple[int, int, bytes]] = []  # line, code, value
+        self.start = start  # its first rule in the builder's columns
         self.has_rules = False
         self.crawl_delay: float | None = None
         self.request_rate: RequestRate | None = None
@@ -201,11 +201,17 @@ class _Builder:
         self.spellings = {"Disallow": 0, "Allow": 1}
         self.usage = False
         self.values_outside: list[tuple[int, str]] = []
+        # Every group's rules, group after group: a group's are one run.
+        self.rule_codes: list[int] = []
+        self.rule_values: list[bytes] = []
 
     def build(self) -> Parsed:
         rfc9309 = self.standard == RFC9309
         codes: dict[Key, int] = {}  # each distinct rule key's code, line 0
-        for line, key, value in self.reading.events:
+        reading = self.reading
+        for line, key, value in zip(
+            reading.numbers, reading.keys, reading.values, strict=True
+        ):
             field = key.field
             if field <= Field.ALLOW:  # most lines: a rule, handled here
                 group = self.group
@@ -217,7 +223,8 @@ class _Builder:
                     code = codes.get(key)
                     if code is None:
                         code = codes[key] = self.code(key)
-                    group.rules.append((line, rule_code(line, 0, False) | code, value))
+                    self.rule_codes.append(rule_code(line, 0, False) | code)
+                    self.rule_values.append(value)
             elif field is Field.USER_AGENT:
                 self.user_agent(value)
             elif field is Field.SITEMAP:
@@ -234,7 +241,7 @@ class _Builder:
     def user_agent(self, value: bytes) -> None:
         group = self.group
         if group is None or group.has_rules:  # a user-agent line after a rule
-            group = self.group = _Group()
+            group = self.group = _Group(len(self.rule_codes))
             self.groups.append(group)
         group.agents.append(value)
 
@@ -275,7 +282,14 @@ class _Builder:
     def finish(self) -> Parsed:
         rfc9309 = self.standard == RFC9309
         tables = _Tables(rfc9309)
-        spans = [tables.add(group.rules) for group in self.groups]
+        ends = [group.start for group in self.groups[1:]]
+        ends += [len(self.rule_codes)] if self.groups else []
+        spans = [
+            tables.add(
+                self.rule_codes[group.start : end], self.rule_values[group.start : end]
+            )
+            for group, end in zip(self.groups, ends, strict=True)
+        ]
         agents = [
             [decode_text(value) for value in group.agents] for group in self.groups
         ]
@@ -311,7 +325,12 @@ class _Builder:
         if self.standard == RFC9309:
             entries = [
                 _usage_rules.Entry(line, _USAGE_ROLES[key.field], value)
-                for line, key, value in self.reading.events
+                for line, key, value in zip(
+                    self.reading.numbers,
+                    self.reading.keys,
+                    self.reading.values,
+                    strict=True,
+                )
                 if key.field in _USAGE_ROLES
             ]
         else:
@@ -333,9 +352,6 @@ _USAGE_ROLES = {
     Field.CONTENT_SIGNAL: _usage_rules.CONTENT_SIGNAL,
 }
 
-# An entry while the tables are built: pattern, code, value as written.
-_Entry = tuple[bytes, int, bytes]
-
 
 class _Tables:
     """Every group's entries, in match order, for one :class:`Rules`."""
@@ -348,84 +364,81 @@ class _Tables:
         self.nested = False
         self.written: dict[int, bytes] = {}
 
-    def add(self, rules: list[tuple[int, int, bytes]]) -> tuple[int, int, int, int]:
+    def add(self, codes: list[int], values: list[bytes]) -> tuple[int, int, int, int]:
         """File one group's rules; its span: first entry, first entry of the
-        best-first run, end (see ``patterns.best_match``)."""
+        best-first run, end, and its flags (see ``patterns.best_match``)."""
         start = len(self.patterns)
-        entries, special = self.entries(rules)
-        if special:
-            chained, best_first = _split(entries)
-        else:
-            entries.sort(key=_pattern)
-            chained, best_first = entries, []
-        prefixes = [literal_prefix(e[0]) for e in chained] if special else None
-        links = _links(prefixes or [e[0] for e in chained], start)
+        patterns, codes, values, special = self.columns(codes, values)
+        keys = list(map(literal_prefix, patterns)) if special else patterns
+        order = sorted(range(len(patterns)), key=keys.__getitem__)
+        rooted = [at for at in order if keys[at] in _ROOTS] if special else []
+        if rooted:
+            order = [at for at in order if keys[at] not in _ROOTS]
+            rooted.sort(key=lambda at: _best_first(patterns[at], codes[at]))
+        links = _links([keys[at] for at in order], start)
         self.nested = self.nested or links.count(-1) < len(links)
         self.parents += links
-        self.parents += [-1] * len(best_first)
-        ordered = chained + best_first
-        self.patterns += [pattern for pattern, _, _ in ordered]
-        self.codes += [code for _, code, _ in ordered]
-        if any(pattern is not value for pattern, _, value in ordered):
-            for at, (pattern, _, value) in enumerate(ordered, start):
-                if value != pattern:
-                    self.written[at] = value
-        wild = special and any(is_special(pattern) for pattern, _, _ in chained)
+        self.parents += [-1] * len(rooted)
+        order += rooted
+        self.patterns += [patterns[at] for at in order]
+        self.codes += [codes[at] for at in order]
+        for entry, at in enumerate(order, start):
+            if values[at] is not patterns[at] and values[at] != patterns[at]:
+                self.written[entry] = values[at]
+        chained = order[: len(order) - len(rooted)]
+        wild = special and any(is_special(patterns[at]) for at in chained)
         return start, start + len(chained), len(self.patterns), WILD * wild
 
-    def entries(self, rules: list[tuple[int, int, bytes]]) -> tuple[list[_Entry], bool]:
-        """The group's entries, normalised, and whether any is not a plain prefix."""
-        values = [value for _, _, value in rules]
+    def columns(
+        self, codes: list[int], values: list[bytes]
+    ) -> tuple[list[bytes], list[int], list[bytes], bool]:
+        """The group's patterns (normalised), codes and values as written, and
+        whether any pattern is not a plain prefix."""
         joined = b"\n".join(values)
         if joined.isascii() and joined.find(b"%") < 0:
             patterns = values
         else:
             normalize = normalize_rfc9309 if self.rfc9309 else normalize_1994
             patterns = list(map(normalize, values))
-        codes = [code for _, code, _ in rules]
-        entries = list(zip(patterns, codes, values, strict=True))
         if not self.rfc9309:
-            return entries, False  # 1994 has no special characters
-        if joined.find(b"/index.htm") >= 0:
-            entries += _index_directories(entries)
+            return patterns, codes, values, False  # 1994 has no special characters
         special = joined.find(b"*") >= 0 or joined.find(b"$") >= 0
-        return entries, special or len(entries) > len(values)
+        if joined.find(b"/index.htm") >= 0:
+            extra = _index_directories(patterns, codes, values)
+            if extra[0]:
+                patterns, codes, values = (
+                    patterns + extra[0],
+                    codes + extra[1],
+                    values + extra[2],
+                )
+                special = True
+        return patterns, codes, values, special
 
     def rules(self) -> Rules:
         parents = self.parents if self.nested else None
         return Rules(self.patterns, self.codes, parents, self.written, self.rfc9309)
 
 
-def _split(entries: list[_Entry]) -> tuple[list[_Entry], list[_Entry]]:
-    """Entries sorted by literal prefix, and the ones whose prefix is empty or
-    ``/`` (every path's chain would hold them), best first."""
-    keyed = sorted((literal_prefix(entry[0]), entry) for entry in entries)
-    chained = [entry for prefix, entry in keyed if prefix not in _ROOTS]
-    rooted = [entry for prefix, entry in keyed if prefix in _ROOTS]
-    rooted.sort(key=_best_first_order)
-    return chained, rooted
-
-
-def _index_directories(entries: list[_Entry]) -> list[_Entry]:
+def _index_directories(
+    patterns: list[bytes], codes: list[int], values: list[bytes]
+) -> tuple[list[bytes], list[int], list[bytes]]:
     """An allowed ``/dir/index.html`` also allows ``/dir/`` (as ``/dir/$``)."""
-    found = []
-    for pattern, code, value in entries:
+    found: tuple[list[bytes], list[int], list[bytes]] = ([], [], [])
+    for pattern, code, value in zip(patterns, codes, values, strict=True):
         directory = index_html_directory(pattern) if code & 1 else None
         if directory is not None:
-            found.append((directory, code, value))
+            found[0].append(directory)
+            found[1].append(code)
+            found[2].append(value)
     return found
-
-
-def _pattern(entry: _Entry) -> bytes:
-    return entry[0]
 
 
 _ROOTS = (b"", b"/")
 
 
-def _best_first_order(entry: _Entry) -> tuple[int, int, int]:
+def _best_first(pattern: bytes, code: int) -> tuple[int, int, int]:
     # Best candidate first: longest, then allow, then earliest line.
-    return -len(entry[0]), -(entry[1] & 1), code_line(entry[1])
+    return -len(pattern), -(code & 1), code_line(code)
 
 
 def _links(prefixes: list[bytes], base: int) -> list[int]:

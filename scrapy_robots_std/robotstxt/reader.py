@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import IntEnum
-from itertools import count, repeat
+from itertools import compress, count, repeat
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -144,6 +144,13 @@ class Notes:
         else:
             self.dropped += 1  # never among the first MAX_NOTES
 
+    def add_many(self, lines: list[int], kind: Note) -> None:
+        """:meth:`add` for many lines of one kind and no detail."""
+        found = self.stages.setdefault(_STAGES[kind], [])
+        room = max(0, MAX_NOTES - len(found))
+        found += [(line, kind, "") for line in lines[:room]]
+        self.dropped += max(0, len(lines) - room)
+
     def text(self) -> str | None:
         """All notes kept in one string (a crawl keeps thousands of parsed
         files): the number not kept, then ``<line> <kind> <detail>`` per line."""
@@ -198,12 +205,13 @@ class Key(NamedTuple):
     typo: bool = False
 
 
-#: One line that says something: its number, key and value (comment cut).
-Event = tuple[int, Key, bytes]
-
-
 class Reading(NamedTuple):
-    events: list[Event]
+    """The events of a body as three columns (no object per line: a body has
+    thousands of lines, and the garbage collector would chase each one)."""
+
+    numbers: list[int]
+    keys: list[Key]
+    values: list[bytes]
     lines: list[bytes]
     notes: Notes
     truncated: bool
@@ -284,6 +292,8 @@ _PREFIXES = (
     (b"crawl-delay", Field.CRAWL_DELAY, False),
     (b"request-rate", Field.REQUEST_RATE, False),
 )
+# The first letters of every key above and below, both cases.
+_KEY_INITIALS = frozenset(bytes((c,)) for c in b"uadscrUADSCR")
 # Usage lines (attach-05) are recognised by their whole name.
 _WHOLE_NAMES = {
     b"content-usage": Field.CONTENT_USAGE,
@@ -302,8 +312,10 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     if b"#" in raw_key:  # the colon is inside a comment
         return _NO_KEY
     key = raw_key.strip()
-    lower = key.lower()
     found = Key(Field.UNKNOWN, decode_text(key))
+    if key[:1] not in _KEY_INITIALS:
+        return found  # most junk (an HTML page's "<a href=...") ends here
+    lower = key.lower()
     for prefix, field, typo in _PREFIXES:
         if lower.startswith(prefix):
             found = Key(field, found.written, typo)
@@ -322,19 +334,29 @@ _NO_KEY = Key(Field.NO_KEY, "")
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 
 
-def _without_colon(number: int, line: bytes, notes: Notes) -> Event | None:
-    """A line with no colon before its comment: ``key value``, or junk."""
-    content = line.split(b"#", 1)[0].strip()
-    if not content:
-        return None  # blank or comment-only
-    match = _NO_COLON_RE.fullmatch(content)
-    if match is None:
-        notes.add(number, Note.IGNORED_LINE)
-        return None
-    key = classify_rfc9309(match.group(1))
-    notes.add(number, Note.MISSING_COLON, key.written)
-    # Only spaces and tabs separate, but all ASCII whitespace is stripped.
-    return number, key, match.group(2).strip()
+def _without_colon(
+    numbers: list[int], lines: list[bytes], notes: Notes
+) -> tuple[list[int], list[Key], list[bytes]]:
+    """Lines with no colon before their comment: ``key value``, or junk."""
+    found: tuple[list[int], list[Key], list[bytes]] = ([], [], [])
+    junk = []
+    fullmatch = _NO_COLON_RE.fullmatch
+    for number in numbers:
+        content = lines[number - 1].split(b"#", 1)[0].strip()
+        if not content:
+            continue  # blank or comment-only
+        match = fullmatch(content)
+        if match is None:
+            junk.append(number)
+            continue
+        key = classify_rfc9309(match.group(1))
+        notes.add(number, Note.MISSING_COLON, key.written)
+        # Only spaces and tabs separate, but all ASCII whitespace is stripped.
+        found[0].append(number)
+        found[1].append(key)
+        found[2].append(match.group(2).strip())
+    notes.add_many(junk, Note.IGNORED_LINE)
+    return found
 
 
 def read_rfc9309(body: bytes) -> Reading:
@@ -367,7 +389,6 @@ def read_rfc9309(body: bytes) -> Reading:
         values = [value.split(b"#", 1)[0].strip() for value in values]
     else:
         values = [value.strip() for value in values]
-    events = list(zip(numbers, keys, values, strict=True))
     # No colon, or one inside a comment: "key value", or nothing.
     odd = [
         number
@@ -375,26 +396,48 @@ def read_rfc9309(body: bytes) -> Reading:
         if colon < 0 and line[:1] not in (b"", b"#")
     ]
     if _NO_KEY in keys:
-        odd += [number for number, key, _ in events if key is _NO_KEY]
-        events = [event for event in events if event[1] is not _NO_KEY]
-    if odd:
-        extra = [
-            _without_colon(number, lines[number - 1], notes) for number in sorted(odd)
+        odd += [
+            number for number, key in zip(numbers, keys, strict=True) if key is _NO_KEY
         ]
-        events = sorted(
-            events + [event for event in extra if event is not None], key=_first
-        )
-    for number, key, _ in events:
-        if key.typo:
-            notes.add(number, Note.MISSPELLING, key.written)
-        elif key.field is Field.UNKNOWN and key.written:
-            # ": value" (an empty key) is ignored without a note, as in the reference.
-            notes.add(number, Note.UNKNOWN_FIELD, key.written)
-    return Reading(events, lines, notes, truncated)
+        keep = [key is not _NO_KEY for key in keys]
+        numbers = list(compress(numbers, keep))
+        keys = list(compress(keys, keep))
+        values = list(compress(values, keep))
+    if odd:
+        extra = _without_colon(sorted(odd), lines, notes)
+        numbers, keys, values = _merged((numbers, keys, values), extra)
+    _note_keys(numbers, keys, notes)
+    return Reading(numbers, keys, values, lines, notes, truncated)
 
 
-def _first(event: Event) -> int:
-    return event[0]
+def _merged(
+    columns: tuple[list[int], list[Key], list[bytes]],
+    extra: tuple[list[int], list[Key], list[bytes]],
+) -> tuple[list[int], list[Key], list[bytes]]:
+    """Two sets of event columns as one, in line order."""
+    numbers = columns[0] + extra[0]
+    order = sorted(range(len(numbers)), key=numbers.__getitem__)
+    keys = columns[1] + extra[1]
+    values = columns[2] + extra[2]
+    return (
+        [numbers[at] for at in order],
+        [keys[at] for at in order],
+        [values[at] for at in order],
+    )
+
+
+def _note_keys(numbers: list[int], keys: list[Key], notes: Notes) -> None:
+    """A note for each misspelt or unknown key (a file has few distinct keys)."""
+    noted = {
+        ident
+        for ident, key in {id(key): key for key in keys}.items()
+        # ": value" (an empty key) is ignored without a note, as in the reference.
+        if key.typo or (key.field is Field.UNKNOWN and key.written)
+    }
+    for number, key in zip(numbers, keys, strict=True) if noted else ():
+        if id(key) in noted:
+            kind = Note.MISSPELLING if key.typo else Note.UNKNOWN_FIELD
+            notes.add(number, kind, key.written)
 
 
 # -- 1994 -------------------------------------------------------------------
@@ -412,11 +455,15 @@ _BLANK = Key(Field.BLANK, "")
 def read_1994(body: bytes) -> Reading:
     """Every record-shaping line: exact field names, blank lines end records."""
     _, lines, notes, truncated = _lines(body)
-    events: list[Event] = []
+    numbers: list[int] = []
+    keys: list[Key] = []
+    values: list[bytes] = []
     for number, raw in enumerate(lines, 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
-            events.append((number, _BLANK, b""))
+            numbers.append(number)
+            keys.append(_BLANK)
+            values.append(b"")
             continue
         content = content.split(b"#", 1)[0].strip()
         if not content:
@@ -430,5 +477,7 @@ def read_1994(body: bytes) -> Reading:
         if field is Field.UNKNOWN:
             notes.add(number, Note.UNKNOWN_FIELD, written, stage=1)
             continue
-        events.append((number, Key(field, written), value.strip()))
-    return Reading(events, lines, notes, truncated)
+        numbers.append(number)
+        keys.append(Key(field, written))
+        values.append(value.strip())
+    return Reading(numbers, keys, values, lines, notes, truncated)
