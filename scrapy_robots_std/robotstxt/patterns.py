@@ -14,7 +14,7 @@ import re
 from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX
+from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX, candidate_priority
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -346,15 +346,28 @@ def _best_first(
     rules: Rules, span: GroupSpan, path: bytes, best: int, budget: list[int]
 ) -> int:
     blob, offsets = rules.blob, rules.offsets
+    shortest = candidate_priority(best) if best >= 0 else 0
     for entry in range(span.special, span.end):
-        found = rules.candidate(entry)
-        if found <= best:
-            break
-        if _matches(path, blob[offsets[entry] : offsets[entry + 1]], budget):
-            return found
+        start, end = offsets[entry], offsets[entry + 1]
+        if end - start < shortest:
+            break  # shorter patterns cannot win
+        pattern = blob[start:end]
+        if _tail_missing(path, pattern):
+            budget[0] -= 1
+        elif _matches(path, pattern, budget):
+            return max(best, rules.candidate(entry))
         if budget[0] < 0:
             return TOO_COMPLEX
     return best
+
+
+def _tail_missing(path: bytes, pattern: bytes) -> bool:
+    """Whether the piece after the pattern's last ``*`` is missing from the
+    path (or from its end, for a final ``$``): a quick no for most tries."""
+    tail = pattern[pattern.rfind(b"*") + 1 :]
+    if tail.endswith(b"$"):
+        return not path.endswith(tail[:-1])
+    return tail not in path
 
 
 def _matches(path: bytes, pattern: bytes, budget: list[int]) -> bool:
