@@ -91,7 +91,11 @@ class Rules:
         self.blob = b"".join(patterns)
         self.offsets = _array(list(accumulate(map(len, patterns), initial=0)))
         self.codes = array("I", codes)
-        self.parents = None if parents is None else array("i", parents)
+        self.parents = (
+            None
+            if parents is None
+            else array("h" if len(parents) < 0x8000 else "i", parents)
+        )
         self.written = _Sparse(written) if written else None
         self.rfc9309 = rfc9309
 
