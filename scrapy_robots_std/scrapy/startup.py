@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
@@ -40,25 +40,8 @@ def report_startup(
     """Log the setup; ``queues`` is how many of the scheduler's queues hold waiting
     requests for this package (0: they wait in the downloader)."""
     extra = {"spider": crawler.spider}
-    for name in unknown_settings(crawler.settings):
-        close = closest_setting(name)
-        hint = f"; did you mean {close}?" if close else ""
-        logger.warning(
-            "Unknown setting %(name)s: no ROBOTS_STD_* setting has that name, so it "
-            "changes nothing%(hint)s",
-            {"name": safe(name), "hint": hint},
-            extra=extra,
-        )
-    raw = crawler.settings.get("ROBOTSTXT_USER_AGENT")
-    if isinstance(raw, (str, bytes)) and config.token is not None:
-        written = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        if written.split("/", 1)[0].strip() != config.token:
-            logger.warning(
-                "ROBOTSTXT_USER_AGENT %(raw)r is not a product token (letters, '_' "
-                "and '-'); robots.txt groups are matched with %(token)r",
-                {"raw": safe(written), "token": config.token},
-                extra=extra,
-            )
+    _warn_unknown_settings(crawler, extra)
+    _warn_user_agent(crawler, config, extra)
     if _builtin_enabled(crawler):
         logger.warning(
             "Scrapy's built-in RobotsTxtMiddleware is enabled beside "
@@ -67,26 +50,7 @@ def report_startup(
             "DOWNLOADER_MIDDLEWARES",
             extra=extra,
         )
-    setting, queue = queue_in_use(crawler.settings)
-    if not queues:
-        ours = REDIS_QUEUE if setting == "SCHEDULER_QUEUE_CLASS" else PRIORITY_QUEUE
-        logger.warning(
-            "The scheduler's queue %(queue)s (%(setting)s) does not hold the requests "
-            "that wait for a robots.txt: they wait in the downloader, each holding a "
-            "concurrency slot, and JOBDIR does not keep them; use %(setting)s = "
-            "%(ours)r",
-            {"queue": safe(queue), "setting": setting, "ours": ours},
-            extra=extra,
-        )
-    elif setting == "SCHEDULERPRIORITY_QUEUE" and crawler.settings.getint(
-        "CONCURRENT_REQUESTS_PER_IP"
-    ):
-        logger.info(
-            "CONCURRENT_REQUESTS_PER_IP is set, which Scrapy's "
-            "DownloaderAwarePriorityQueue refuses: requests are taken by priority "
-            "alone, as ScrapyPriorityQueue takes them, not from the least busy slot",
-            extra=extra,
-        )
+    queue = _report_queue(crawler, queues, extra)
     token = (
         f"token {config.token!r}"
         if config.token is not None
@@ -110,6 +74,59 @@ def report_startup(
         },
         extra=extra,
     )
+
+
+def _warn_unknown_settings(crawler: Crawler, extra: dict[str, Any]) -> None:
+    for name in unknown_settings(crawler.settings):
+        close = closest_setting(name)
+        hint = f"; did you mean {close}?" if close else ""
+        logger.warning(
+            "Unknown setting %(name)s: no ROBOTS_STD_* setting has that name, so it "
+            "changes nothing%(hint)s",
+            {"name": safe(name), "hint": hint},
+            extra=extra,
+        )
+
+
+def _warn_user_agent(crawler: Crawler, config: Config, extra: dict[str, Any]) -> None:
+    """A ``ROBOTSTXT_USER_AGENT`` whose product token is not what was written."""
+    raw = crawler.settings.get("ROBOTSTXT_USER_AGENT")
+    if not isinstance(raw, (str, bytes)) or config.token is None:
+        return
+    written = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    if written.split("/", 1)[0].strip() != config.token:
+        logger.warning(
+            "ROBOTSTXT_USER_AGENT %(raw)r is not a product token (letters, '_' "
+            "and '-'); robots.txt groups are matched with %(token)r",
+            {"raw": safe(written), "token": config.token},
+            extra=extra,
+        )
+
+
+def _report_queue(crawler: Crawler, queues: int, extra: dict[str, Any]) -> str:
+    """The scheduler's queue in use, after a WARNING if it holds no waiting
+    requests."""
+    setting, queue = queue_in_use(crawler.settings)
+    if not queues:
+        ours = REDIS_QUEUE if setting == "SCHEDULER_QUEUE_CLASS" else PRIORITY_QUEUE
+        logger.warning(
+            "The scheduler's queue %(queue)s (%(setting)s) does not hold the requests "
+            "that wait for a robots.txt: they wait in the downloader, each holding a "
+            "concurrency slot, and JOBDIR does not keep them; use %(setting)s = "
+            "%(ours)r",
+            {"queue": safe(queue), "setting": setting, "ours": ours},
+            extra=extra,
+        )
+    elif setting == "SCHEDULERPRIORITY_QUEUE" and crawler.settings.getint(
+        "CONCURRENT_REQUESTS_PER_IP"
+    ):
+        logger.info(
+            "CONCURRENT_REQUESTS_PER_IP is set, which Scrapy's "
+            "DownloaderAwarePriorityQueue refuses: requests are taken by priority "
+            "alone, as ScrapyPriorityQueue takes them, not from the least busy slot",
+            extra=extra,
+        )
+    return queue
 
 
 def _usage_policy(config: Config) -> str:
