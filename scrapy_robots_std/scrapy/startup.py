@@ -117,7 +117,7 @@ def _report_queue(crawler: Crawler, queues: int, extra: dict[str, Any]) -> str:
             {"queue": safe(queue), "setting": setting, "ours": ours},
             extra=extra,
         )
-    elif setting == "SCHEDULERPRIORITY_QUEUE" and crawler.settings.getint(
+    elif setting == "SCHEDULER_PRIORITY_QUEUE" and crawler.settings.getint(
         "CONCURRENT_REQUESTS_PER_IP"
     ):
         logger.info(
