@@ -79,6 +79,7 @@ ORIGIN_FIELDS = [
     "dropped_total",
     "dry_run",
     "finish_reason",
+    "page",
 ]
 CLOSE_FIELDS = [
     "record",
@@ -91,6 +92,7 @@ CLOSE_FIELDS = [
     "dropped_total",
     "dry_run",
     "records",
+    "page",
 ]
 
 
