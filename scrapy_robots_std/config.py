@@ -88,6 +88,7 @@ UNKNOWN_DENY: Final = "deny"
 PAGE_OFF: Final = "off"
 PAGE_TAG: Final = "tag"
 PAGE_OBEY: Final = "obey"
+_PAGE: Final = (PAGE_OFF, PAGE_TAG, PAGE_OBEY)
 
 
 #: The setting that chooses the standard.
@@ -383,9 +384,5 @@ class Config:
                 settings, "ROBOTS_STD_USAGE_UNKNOWN", (UNKNOWN_ALLOW, UNKNOWN_DENY)
             ),
             audit_path=_optional_path(settings, "ROBOTS_STD_AUDIT_PATH"),
-            page_directives=_choice(
-                settings,
-                "ROBOTS_STD_PAGE_DIRECTIVES",
-                (PAGE_OFF, PAGE_TAG, PAGE_OBEY),
-            ),
+            page_directives=_choice(settings, "ROBOTS_STD_PAGE_DIRECTIVES", _PAGE),
         )

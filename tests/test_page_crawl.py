@@ -186,7 +186,7 @@ async def test_off_does_no_page_work_per_response(
 
         return call
 
-    for name in ("read", "read_head"):
+    for name in ("read", "HeadReader"):
         monkeypatch.setattr(page_module, name, forbidden(name))
     monkeypatch.setattr(page_module.PageReader, "read", forbidden("PageReader.read"))
     monkeypatch.setattr(page_module.PageReader, "__init__", forbidden("PageReader"))

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from scrapy_robots_std import PageDirectives, UsagePreferences
-from scrapy_robots_std.pagehead import HEAD_MAX_BYTES, read_head
+from scrapy_robots_std.pagehead import HEAD_MAX_BYTES, HeadReader, read_head
 from scrapy_robots_std.pagerules import (
     EMPTY,
     MAX_DIRECTIVES,
@@ -233,6 +233,11 @@ def test_only_the_heads_meta_tags_count(html: str) -> None:
     assert not head(html).noindex
 
 
+def test_a_meta_tag_between_head_and_body_is_the_heads() -> None:
+    # HTML parsing (the "after head" insertion mode) puts it back in the head.
+    assert head("<head></head><meta name=robots content=noindex><body>").noindex
+
+
 def test_meta_tags_without_html_or_head_elements_are_in_the_implied_head() -> None:
     page = head("<meta name=robots content=noindex><p>text")
     assert page.noindex
@@ -340,6 +345,24 @@ def test_a_large_page_costs_what_its_head_costs() -> None:
     large = small + b"<div><p>text <a href=/x>link</a></p></div>" * 50_000
     # The head is read, not the 2 MB body: no note, and the same answer.
     assert read_head(large, meta_filter(TOKEN)) == read_head(small, meta_filter(TOKEN))
+
+
+def test_a_reader_kept_for_many_pages_answers_as_a_fresh_one() -> None:
+    """The crawl keeps one HeadReader (and its lxml parsers) per token: a page cut
+    short, broken or in another encoding leaves nothing behind for the next."""
+    bodies = [
+        *HOSTILE_HEADS.values(),
+        b"<head><meta name=robots content=noindex></head><body>",
+        "<meta name=robots content=é>".encode("utf-16"),
+        b"",
+        b"<head><meta name=testbot content=nofollow>",
+    ]
+    reader = HeadReader(meta_filter(TOKEN))
+    for _ in range(2):
+        for body in bodies:
+            for encoding in (None, "latin-1"):
+                fresh = read_head(body, meta_filter(TOKEN), encoding=encoding)
+                assert reader.read(body, encoding) == fresh
 
 
 def test_empty_and_tagless_bodies_read_nothing_without_a_note() -> None:

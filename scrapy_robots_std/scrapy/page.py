@@ -31,7 +31,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.config import PAGE_OBEY, PAGE_OFF, Config
-from scrapy_robots_std.pagehead import read_head
+from scrapy_robots_std.pagehead import HeadReader
 from scrapy_robots_std.pagerules import (
     DIRECTIVES,
     EMPTY,
@@ -159,7 +159,8 @@ class PageReader:
         self.token_of = token_of
         self.audit = audit
         self._stats = crawler.stats
-        self._filters: dict[str, Callable[[str], bool]] = {}
+        #: a head reader per token (a crawl has one token or a few)
+        self._heads: dict[str, HeadReader] = {}
         _shared(crawler).report = report
 
     @classmethod
@@ -198,13 +199,13 @@ class PageReader:
         token = self.token_of(request)
         if mime not in _HTML_TYPES:
             return read(lines, (), token)
-        wanted = self._filters.get(token)
-        if wanted is None:
-            if len(self._filters) >= 64:  # a crawl has one token or a few
-                self._filters.clear()
-            wanted = self._filters[token] = meta_filter(token)
+        heads = self._heads.get(token)
+        if heads is None:
+            if len(self._heads) >= 64:
+                self._heads.clear()
+            heads = self._heads[token] = HeadReader(meta_filter(token))
         encoding = http_content_type_encoding(content_type.decode("latin-1"))
-        head = read_head(response.body, wanted, encoding=encoding)
+        head = heads.read(response.body, encoding)
         return read(lines, head.metas, token, notes=head.notes)
 
     def _count(self, response: Response, page: PageDirectives) -> None:
