@@ -101,9 +101,9 @@ class PageStatement:
 
     ``field`` is ``X-Robots-Tag`` or the meta tag's name as written (``robots``,
     ``TestBot``); ``value`` the line or ``content`` as written (at most
-    :data:`MAX_VALUE` characters); ``directives`` each directive's name
+    ``MAX_VALUE`` characters); ``directives`` each directive's name
     (lower-cased) with its value as written, or ``None`` (at most
-    :data:`MAX_DIRECTIVES`); ``scope`` the crawler the statement names (a
+    ``MAX_DIRECTIVES``); ``scope`` the crawler the statement names (a
     ``token:`` header line, a meta tag named for it), ``None`` for every crawler.
     """
 

@@ -32,7 +32,7 @@ class Addon:
     ``SCHEDULER_QUEUE_CLASS``. Both at the add-on's priority: a queue in the
     project's settings wins.
 
-    It also enables :class:`PageDirectivesMiddleware` (a spider middleware that
+    It also enables ``PageDirectivesMiddleware`` (a spider middleware that
     runs only with ``ROBOTS_STD_PAGE_DIRECTIVES = "obey"``).
 
     ``ROBOTSTXT_OBEY`` stays the one on/off switch: with it off, the middleware
