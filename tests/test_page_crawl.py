@@ -444,6 +444,28 @@ async def test_obey_without_the_pipeline_keeps_items_and_says_so(
     )
 
 
+@deferred_f_from_coro_f
+async def test_dont_obey_robotstxt_exposes_the_directives_and_obeys_none(
+    hostile: HostileServer,
+) -> None:
+    urls = serve_site(hostile)
+    items = Items()
+    result = await run_crawl(
+        [urls["/follow-m"], urls["/noindex-h"]],
+        settings(**OBEY),
+        spider_cls=LinkSpider,
+        meta={"dont_obey_robotstxt": True},
+        on_crawler=items.connect,
+    )
+    assert_no_errors(result)
+    got = {url.rsplit("/", 1)[1]: page for url, page in pages(result).items()}
+    assert got["follow-m"].nofollow  # read and exposed ...
+    assert got["noindex-h"].noindex
+    assert {"/m1", "/x1"} <= served(hostile)  # ... not obeyed
+    assert items.dropped == []
+    assert not any(k.startswith("robots_std/dropped/") for k in result.stats)
+
+
 # -- obey: noai and the usage preferences ------------------------------------------------
 
 

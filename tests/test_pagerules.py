@@ -10,11 +10,14 @@ directives). ``noai`` / ``noimageai`` are de-facto AI opt-outs.
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from scrapy_robots_std import PageDirectives, UsagePreferences
+from scrapy_robots_std import PageDirectives, RobotsTxt, UsagePreferences
 from scrapy_robots_std.pagehead import HEAD_MAX_BYTES, HeadReader, read_head
 from scrapy_robots_std.pagerules import (
     EMPTY,
@@ -28,6 +31,12 @@ from scrapy_robots_std.pagerules import (
 )
 
 TOKEN = "TestBot"
+SETTINGS = settings(
+    max_examples=int(os.environ.get("ROBOTS_STD_HYPOTHESIS_EXAMPLES", "200")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 def header(*lines: bytes | str, token: str = TOKEN) -> PageDirectives:
@@ -410,3 +419,73 @@ def test_a_page_source_is_in_the_json_form() -> None:
     assert said["aipref"]["train-ai"]["value"] == "disallow"
     assert said["sources"][0]["field"] == "X-Robots-Tag"
     assert said["sources"][0]["members"] == {"noai": ""}
+
+
+# -- properties ----------------------------------------------------------------------------
+
+_RANK = {"unknown": 0, "allow": 1, "disallow": 2}
+_PIECES = st.sampled_from(
+    [
+        "noindex",
+        "NoFollow",
+        "none",
+        "noai",
+        "noimageai",
+        "all",
+        "testbot:",
+        "otherbot:",
+        "unavailable_after: Fri",
+        " 25 Jun 2010 15:00:00 PST",
+        "max-snippet: 20",
+        ",",
+        ", ",
+        ":",
+        " ",
+        "\x00",
+        "\x1b",
+        "é",
+    ]
+)
+_LINE = st.lists(_PIECES, max_size=12).map("".join)
+_ROBOTS = st.sampled_from(
+    [
+        b"User-agent: *\nDisallow: /private\nContent-Usage: train-ai=y\n",
+        b"User-agent: TestBot\nAllow: /\nContent-Signal: ai-train=yes, search=yes\n",
+        b"User-agent: *\nDisallow: /\n",
+        b"",
+    ]
+)
+_URLS = st.sampled_from(
+    ["http://example.com/", "http://example.com/private/x", "http://example.com/a"]
+)
+
+
+@SETTINGS
+@given(
+    lines=st.lists(_LINE, max_size=8),
+    metas=st.lists(
+        st.tuples(st.sampled_from(["robots", "TestBot", "other"]), _LINE), max_size=4
+    ),
+    robots=_ROBOTS,
+    url=_URLS,
+)
+def test_page_directives_never_raise_never_loosen_and_never_change_access(
+    lines: list[str], metas: list[tuple[str, str]], robots: bytes, url: str
+) -> None:
+    page = read(lines, metas, TOKEN)
+    assert len(page.statements) <= MAX_LINES + MAX_METAS
+    page.to_dict()
+    parsed = RobotsTxt.parse(robots)
+    allowed = parsed.allowed(url, TOKEN)
+    before = parsed.usage(url, TOKEN)
+    after = before.with_sources(page.usage_sources())
+    # Access is robots.txt's alone; the page can only make a preference stricter.
+    assert parsed.allowed(url, TOKEN) is allowed
+    assert after.reason == before.reason
+    for vocabulary in ("aipref", "content-signal"):
+        for category, preference in before.table(vocabulary).items():
+            now = after.table(vocabulary)[category].value
+            assert _RANK[now] >= _RANK[preference.value]
+    if page.noai:
+        assert after.decide("train-ai").value == "disallow"
+    assert after.decide("search") == before.decide("search")
