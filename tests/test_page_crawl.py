@@ -29,6 +29,8 @@ from scrapy_robots_std import (
     UsageDisallowed,
 )
 from scrapy_robots_std.pagerules import EMPTY
+from scrapy_robots_std.robotstxt import usage_vocab
+from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES
 from scrapy_robots_std.scrapy import page as page_module
 
 if TYPE_CHECKING:
@@ -484,11 +486,26 @@ def serve_ai(server: HostileServer) -> dict[str, str]:
     return {path: server.url(path) for path in routes}
 
 
+#: vocab-08's AI Use purpose, where this checkout has it (ai-input its synonym)
+_AI_USE = "ai-use" in PURPOSES
+
+
+def shown(purpose: str) -> str:
+    """The purpose as a decision names it (vocab-08 reads ``ai-input`` as ``ai-use``)."""
+    return getattr(usage_vocab, "SYNONYMS", {}).get(purpose, purpose)
+
+
 @pytest.mark.parametrize(
     ("mode", "purpose", "dropped"),
     [
         ("obey", "train-ai", {"ai-h", "ai-m"}),
         ("obey", "ai-input", {"ai-h", "ai-m"}),
+        pytest.param(
+            "obey",
+            "ai-use",
+            {"ai-h", "ai-m"},
+            marks=pytest.mark.skipif(not _AI_USE, reason="no vocab-08 ai-use yet"),
+        ),
         ("obey", "search", set()),
         ("tag", "train-ai", set()),  # read and exposed, not obeyed
     ],
@@ -520,11 +537,12 @@ async def test_noai_drops_the_response_for_the_ai_purposes(
     port = hostile.port
     by_header = (
         f"Forbidden by usage preference: <GET http://127.0.0.1:{port}/ai-h>: disallow "
-        f'for {purpose} by header "X-Robots-Tag: noai" (response headers)'
+        f'for {shown(purpose)} by header "X-Robots-Tag: noai" (response headers)'
     )
     by_meta = (
         f"Forbidden by usage preference: <GET http://127.0.0.1:{port}/ai-m>: disallow "
-        f'for {purpose} by meta tag "testbot: noimageai" (the page\'s meta tags)'
+        f'for {shown(purpose)} by meta tag "testbot: noimageai" (the page\'s meta '
+        "tags)"
     )
     assert sorted(drop_lines(result, "Forbidden by usage preference")) == [
         by_header,
