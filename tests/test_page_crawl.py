@@ -34,7 +34,7 @@ from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES
 from scrapy_robots_std.scrapy import page as page_module
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Iterator
     from pathlib import Path
 
     from hostile import CrawlResult, Exchange, HostileServer
@@ -95,6 +95,17 @@ class LinkSpider(HostileSpider):
                 errback=self.on_error,
                 meta=meta,
             )
+
+
+class AsyncLinkSpider(LinkSpider):
+    """The same, with an asynchronous callback: Scrapy then calls the spider
+    middlewares' ``process_spider_output_async``."""
+
+    name = "async-links"
+
+    async def parse(self, response: Response) -> AsyncIterator[Any]:  # type: ignore[override]
+        for output in LinkSpider.parse(self, response):
+            yield output
 
 
 class Items:
@@ -238,6 +249,41 @@ def test_the_spider_middleware_and_the_pipeline_run_only_when_obeying() -> None:
     )
 
 
+@deferred_f_from_coro_f
+async def test_both_output_paths_of_the_spider_middleware_agree() -> None:
+    """Scrapy calls ``process_spider_output_async`` in these crawls; the sync form
+    (for a chain of sync middlewares) drops the same requests."""
+    from scrapy.http import HtmlResponse
+
+    from scrapy_robots_std.pagerules import read
+
+    crawler = get_crawler(
+        settings_dict={"ROBOTSTXT_OBEY": True, "ROBOTS_STD_PAGE_DIRECTIVES": "obey"}
+    )
+    assert crawler.stats is not None
+    crawler.stats.open_spider()
+    middleware = PageDirectivesMiddleware.from_crawler(crawler)
+    page = read([b"nofollow"], (), "TestBot")
+    request = Request("http://a.test/", meta={"robots_std_page": page})
+    response = HtmlResponse("http://a.test/", body=b"", request=request)
+    outputs = [
+        {"item": 1},
+        Request("http://a.test/x"),
+        Request("http://a.test/keep", meta={"dont_obey_robotstxt": True}),
+    ]
+
+    async def result() -> AsyncIterator[Any]:
+        for output in outputs:
+            yield output
+
+    kept_sync = list(middleware.process_spider_output(response, iter(outputs)))
+    kept_async = [
+        o async for o in middleware.process_spider_output_async(response, result())
+    ]
+    assert kept_sync == kept_async == [outputs[0], outputs[2]]
+    assert crawler.stats.get_value("robots_std/dropped/nofollow-header") == 2
+
+
 # -- tag: read and exposed ---------------------------------------------------------------
 
 
@@ -333,9 +379,10 @@ def setup_line(result: CrawlResult) -> str:
 # -- obey: nofollow, noindex -------------------------------------------------------------
 
 
+@pytest.mark.parametrize("spider_cls", [LinkSpider, AsyncLinkSpider])
 @deferred_f_from_coro_f
 async def test_obey_drops_the_links_of_nofollow_pages_and_the_items_of_noindex_ones(
-    hostile: HostileServer, tmp_path: Path
+    hostile: HostileServer, tmp_path: Path, spider_cls: type[LinkSpider]
 ) -> None:
     urls = serve_site(hostile)
     audit = tmp_path / "audit.jsonl"
@@ -343,7 +390,7 @@ async def test_obey_drops_the_links_of_nofollow_pages_and_the_items_of_noindex_o
     result = await run_crawl(
         [urls["/"]],
         settings(**OBEY, ROBOTS_STD_AUDIT_PATH=str(audit)),
-        spider_cls=LinkSpider,
+        spider_cls=spider_cls,
         on_crawler=items.connect,
     )
     assert_no_errors(result)
