@@ -52,6 +52,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_USAGE_ENFORCE": "off",
     "ROBOTS_STD_USAGE_UNKNOWN": "allow",
     "ROBOTS_STD_AUDIT_PATH": None,
+    "ROBOTS_STD_PAGE_DIRECTIVES": "off",
 }
 
 #: ``ROBOTS_STD_FETCH_CONCURRENCY`` when unset and ``CONCURRENT_REQUESTS`` is 0.
@@ -80,6 +81,14 @@ ENFORCE_DROP: Final = "drop"
 #: ``ROBOTS_STD_USAGE_UNKNOWN``: what an unknown preference means under ``drop``.
 UNKNOWN_ALLOW: Final = "allow"
 UNKNOWN_DENY: Final = "deny"
+
+
+#: ``ROBOTS_STD_PAGE_DIRECTIVES``: page-level robots directives (``X-Robots-Tag``,
+#: robots meta tags) not read at all, read and exposed, or also obeyed.
+PAGE_OFF: Final = "off"
+PAGE_TAG: Final = "tag"
+PAGE_OBEY: Final = "obey"
+_PAGE: Final = (PAGE_OFF, PAGE_TAG, PAGE_OBEY)
 
 
 #: The setting that chooses the standard.
@@ -282,6 +291,8 @@ class Config:
     usage_unknown: str
     #: the audit file (JSON Lines, appended); ``None``: no audit
     audit_path: str | None
+    #: page-level robots directives: ``"off"``, ``"tag"`` or ``"obey"``
+    page_directives: str = PAGE_OFF
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -378,4 +389,5 @@ class Config:
                 settings, "ROBOTS_STD_USAGE_UNKNOWN", (UNKNOWN_ALLOW, UNKNOWN_DENY)
             ),
             audit_path=_optional_path(settings, "ROBOTS_STD_AUDIT_PATH"),
+            page_directives=_choice(settings, "ROBOTS_STD_PAGE_DIRECTIVES", _PAGE),
         )

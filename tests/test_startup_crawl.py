@@ -56,8 +56,8 @@ async def test_one_info_line_gives_the_setup_and_nothing_is_wrong(
     assert setup_line(result) == (
         "robots.txt: standard rfc9309, token from each request's User-Agent, cache "
         "MemoryCache, unreachable for 120s, wait budget 10s, crawl-delay off, dry "
-        "run off, usage preferences exposed only, waiting requests in the "
-        "scheduler's queue (RobotsAwarePriorityQueue)"
+        "run off, usage preferences exposed only, page directives off, waiting "
+        "requests in the scheduler's queue (RobotsAwarePriorityQueue)"
     )
     assert warnings_of(result) == []
 

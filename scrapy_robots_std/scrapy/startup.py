@@ -59,8 +59,8 @@ def report_startup(
     logger.info(
         "robots.txt: standard %(standard)s, %(token)s, cache %(cache)s, "
         "unreachable for %(unreachable)gs, wait budget %(wait)gs, crawl-delay "
-        "%(delay)s, dry run %(dry)s, usage preferences %(usage)s, waiting requests "
-        "in the %(where)s",
+        "%(delay)s, dry run %(dry)s, usage preferences %(usage)s, page directives "
+        "%(page)s, waiting requests in the %(where)s",
         {
             "standard": config.standard,
             "token": token,
@@ -70,6 +70,7 @@ def report_startup(
             "delay": "on" if config.crawl_delay else "off",
             "dry": "on" if config.dry_run else "off",
             "usage": _usage_policy(config),
+            "page": config.page_directives,
             "where": f"scheduler's queue ({safe(queue)})" if queues else "downloader",
         },
         extra=extra,
