@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+import page_origin
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -242,6 +244,15 @@ SITE = (
                 usage="after",
             ),
         },
+    ),
+    Origin(
+        page_origin.NAME,
+        page_origin.NOTE,
+        files={
+            path: Answer(status, body, headers)
+            for path, (status, headers, body) in page_origin.ROUTES.items()
+        },
+        pages={},
     ),
 )
 

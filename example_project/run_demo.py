@@ -7,7 +7,7 @@ From the repository root (no internet needed)::
     .venv/bin/python example_project/run_demo.py --verbose  # with Scrapy's log (INFO)
     .venv/bin/python example_project/run_demo.py --serve    # only serve the site
 
-It serves the site of ``demo_site.py`` (seven origins on 127.0.0.1, whose robots.txt
+It serves the site of ``demo_site.py`` (eight origins on 127.0.0.1, whose robots.txt
 files answer in seven different ways), crawls it with the project's settings
 (``ADDONS = {"scrapy_robots_std.Addon": 0}``) and prints what the middleware logged,
 what each origin served and what the spider was kept away from, the stats, and the

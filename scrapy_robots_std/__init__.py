@@ -12,6 +12,7 @@ from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt, Rule, parse
 
 if TYPE_CHECKING:
     from scrapy_robots_std.config import SettingsError
+    from scrapy_robots_std.pagerules import PageDirectives, PageStatement
     from scrapy_robots_std.robotstxt.usage import (
         PurposeDecision,
         UsagePreference,
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
         RobotsTxtDisallowed,
         RobotsTxtStdMiddleware,
     )
+    from scrapy_robots_std.scrapy.page import (
+        PageDirectivesMiddleware,
+        PageNoindexDropped,
+        PageNoindexPipeline,
+    )
     from scrapy_robots_std.scrapy.robotparser import StdRobotParser
     from scrapy_robots_std.scrapy.usage import UsageDisallowed
     from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
@@ -43,6 +49,11 @@ __all__ = [
     "Addon",
     "Decision",
     "Diagnostic",
+    "PageDirectives",
+    "PageDirectivesMiddleware",
+    "PageNoindexDropped",
+    "PageNoindexPipeline",
+    "PageStatement",
     "PurposeDecision",
     "RequestRate",
     "RobotsAwarePriorityQueue",
@@ -84,6 +95,12 @@ _LAZY_NAMES = {
     "UsageSummary": "scrapy_robots_std.robotstxt.usage",
     "USAGE_PURPOSES": "scrapy_robots_std.robotstxt.usage_vocab",
     "USAGE_REVISIONS": "scrapy_robots_std.robotstxt.usage_vocab",
+    # page-level robots directives: what is read (pure), and what obeys them
+    "PageDirectives": "scrapy_robots_std.pagerules",
+    "PageStatement": "scrapy_robots_std.pagerules",
+    "PageDirectivesMiddleware": "scrapy_robots_std.scrapy.page",
+    "PageNoindexDropped": "scrapy_robots_std.scrapy.page",
+    "PageNoindexPipeline": "scrapy_robots_std.scrapy.page",
 }
 
 #: Public names that differ from the name in their module.

@@ -78,6 +78,12 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         metavar="NAME",
         help="the crawler's product token, e.g. FooBot (not a whole User-Agent header)",
     )
+    _add_options(parser)
+    return parser
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    """The options beside ROBOTS, URL and --token."""
     parser.add_argument(
         "--standard",
         "-s",
@@ -111,7 +117,6 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
         version=f"robots-std {__version__}",
         help="print the version and exit",
     )
-    return parser
 
 
 def _prog() -> str:

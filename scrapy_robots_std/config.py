@@ -52,6 +52,7 @@ DEFAULTS: Final[dict[str, Any]] = {
     "ROBOTS_STD_USAGE_ENFORCE": "off",
     "ROBOTS_STD_USAGE_UNKNOWN": "allow",
     "ROBOTS_STD_AUDIT_PATH": None,
+    "ROBOTS_STD_PAGE_DIRECTIVES": "off",
 }
 
 #: ``ROBOTS_STD_FETCH_CONCURRENCY`` when unset and ``CONCURRENT_REQUESTS`` is 0.
@@ -80,6 +81,14 @@ ENFORCE_DROP: Final = "drop"
 #: ``ROBOTS_STD_USAGE_UNKNOWN``: what an unknown preference means under ``drop``.
 UNKNOWN_ALLOW: Final = "allow"
 UNKNOWN_DENY: Final = "deny"
+
+
+#: ``ROBOTS_STD_PAGE_DIRECTIVES``: page-level robots directives (``X-Robots-Tag``,
+#: robots meta tags) not read at all, read and exposed, or also obeyed.
+PAGE_OFF: Final = "off"
+PAGE_TAG: Final = "tag"
+PAGE_OBEY: Final = "obey"
+_PAGE: Final = (PAGE_OFF, PAGE_TAG, PAGE_OBEY)
 
 
 #: The setting that chooses the standard.
@@ -240,6 +249,71 @@ def _redis_url(settings: BaseSettings) -> str:
     return raw
 
 
+def _token(settings: BaseSettings, standard: str) -> str | None:
+    """``ROBOTSTXT_USER_AGENT``'s product token, or None when it is not set."""
+    raw_token = settings.get("ROBOTSTXT_USER_AGENT")
+    if not raw_token:
+        return None
+    if not isinstance(raw_token, (str, bytes)):
+        raise SettingsError(
+            f"ROBOTSTXT_USER_AGENT: expected a string, got {raw_token!r}"
+        )
+    token = product_token(raw_token, standard)
+    if token is None:
+        shape = "[A-Za-z_-]+" if standard == RFC9309 else "no whitespace or '/'"
+        raise SettingsError(
+            f"ROBOTSTXT_USER_AGENT: {raw_token!r} has no product token "
+            f"({shape}) to match robots.txt groups with"
+        )
+    return token
+
+
+def _ttls(settings: BaseSettings) -> tuple[float, float]:
+    """``ROBOTS_STD_CACHE_TTL`` and ``ROBOTS_STD_CACHE_MIN_TTL``, checked together."""
+    ttl = _number(settings, "ROBOTS_STD_CACHE_TTL", low=0, high=MAX_TTL)
+    if settings.get("ROBOTS_STD_CACHE_MIN_TTL") in (None, ""):
+        min_ttl = min(float(DEFAULTS["ROBOTS_STD_CACHE_MIN_TTL"]), ttl)
+    else:
+        min_ttl = _number(settings, "ROBOTS_STD_CACHE_MIN_TTL", low=0, high=MAX_TTL)
+    if min_ttl > ttl:
+        raise SettingsError(
+            f"ROBOTS_STD_CACHE_MIN_TTL: {min_ttl:g} is above "
+            f"ROBOTS_STD_CACHE_TTL ({ttl:g})"
+        )
+    return ttl, min_ttl
+
+
+def _crawl_side(settings: BaseSettings) -> dict[str, Any]:
+    """What the crawl does with verdicts: reports, politeness, the stores'
+    addresses, usage preferences, page directives."""
+    return {
+        "dry_run": _boolean(settings, "ROBOTS_STD_DRY_RUN"),
+        "summary_top": _integer(settings, "ROBOTS_STD_SUMMARY_TOP", low=0),
+        "crawl_delay": _boolean(settings, "ROBOTS_STD_CRAWL_DELAY"),
+        "crawl_delay_max": _number(
+            settings, "ROBOTS_STD_CRAWL_DELAY_MAX", low=0, low_inclusive=False
+        ),
+        "sitemap_callback": _method_name(settings, "ROBOTS_STD_SITEMAP_CALLBACK"),
+        "cache_path": _optional_path(settings, "ROBOTS_STD_CACHE_PATH"),
+        "redis_url": _redis_url(settings),
+        "redis_prefix": _text(settings, "ROBOTS_STD_REDIS_PREFIX"),
+        "redis_timeout": _number(
+            settings, "ROBOTS_STD_REDIS_TIMEOUT", low=0, high=60, low_inclusive=False
+        ),
+        "usage_purpose": _purpose(settings),
+        "usage_enforce": _choice(
+            settings,
+            "ROBOTS_STD_USAGE_ENFORCE",
+            (ENFORCE_OFF, ENFORCE_TAG, ENFORCE_DROP),
+        ),
+        "usage_unknown": _choice(
+            settings, "ROBOTS_STD_USAGE_UNKNOWN", (UNKNOWN_ALLOW, UNKNOWN_DENY)
+        ),
+        "audit_path": _optional_path(settings, "ROBOTS_STD_AUDIT_PATH"),
+        "page_directives": _choice(settings, "ROBOTS_STD_PAGE_DIRECTIVES", _PAGE),
+    }
+
+
 @dataclass(frozen=True)
 class Config:
     """The middleware's settings, validated. See the README's settings table."""
@@ -282,6 +356,8 @@ class Config:
     usage_unknown: str
     #: the audit file (JSON Lines, appended); ``None``: no audit
     audit_path: str | None
+    #: page-level robots directives: ``"off"``, ``"tag"`` or ``"obey"``
+    page_directives: str = PAGE_OFF
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> Config:
@@ -289,35 +365,10 @@ class Config:
             standard = standard_from_value(settings.get(STANDARD_SETTING))
         except ValueError as exc:
             raise SettingsError(str(exc)) from None
-
-        token: str | None = None
-        raw_token = settings.get("ROBOTSTXT_USER_AGENT")
-        if raw_token:
-            if not isinstance(raw_token, (str, bytes)):
-                raise SettingsError(
-                    f"ROBOTSTXT_USER_AGENT: expected a string, got {raw_token!r}"
-                )
-            token = product_token(raw_token, standard)
-            if token is None:
-                shape = "[A-Za-z_-]+" if standard == RFC9309 else "no whitespace or '/'"
-                raise SettingsError(
-                    f"ROBOTSTXT_USER_AGENT: {raw_token!r} has no product token "
-                    f"({shape}) to match robots.txt groups with"
-                )
         user_agent = settings.get("USER_AGENT") or ""
         if not isinstance(user_agent, str):
             raise SettingsError(f"USER_AGENT: expected a string, got {user_agent!r}")
-
-        ttl = _number(settings, "ROBOTS_STD_CACHE_TTL", low=0, high=MAX_TTL)
-        if settings.get("ROBOTS_STD_CACHE_MIN_TTL") in (None, ""):
-            min_ttl = min(float(DEFAULTS["ROBOTS_STD_CACHE_MIN_TTL"]), ttl)
-        else:
-            min_ttl = _number(settings, "ROBOTS_STD_CACHE_MIN_TTL", low=0, high=MAX_TTL)
-        if min_ttl > ttl:
-            raise SettingsError(
-                f"ROBOTS_STD_CACHE_MIN_TTL: {min_ttl:g} is above "
-                f"ROBOTS_STD_CACHE_TTL ({ttl:g})"
-            )
+        ttl, min_ttl = _ttls(settings)
         backend = _get(settings, "ROBOTS_STD_CACHE_BACKEND")
         if not isinstance(backend, (str, type)):
             raise SettingsError(
@@ -326,7 +377,7 @@ class Config:
             )
         return cls(
             standard=standard,
-            token=token,
+            token=_token(settings, standard),
             default_user_agent=user_agent,
             fetch_timeout=_number(
                 settings, "ROBOTS_STD_FETCH_TIMEOUT", low=0, low_inclusive=False
@@ -351,31 +402,5 @@ class Config:
             max_decompressed_size=_integer(
                 settings, "ROBOTS_STD_MAX_DECOMPRESSED_SIZE", low=_MIN_DECOMPRESSED
             ),
-            dry_run=_boolean(settings, "ROBOTS_STD_DRY_RUN"),
-            summary_top=_integer(settings, "ROBOTS_STD_SUMMARY_TOP", low=0),
-            crawl_delay=_boolean(settings, "ROBOTS_STD_CRAWL_DELAY"),
-            crawl_delay_max=_number(
-                settings, "ROBOTS_STD_CRAWL_DELAY_MAX", low=0, low_inclusive=False
-            ),
-            sitemap_callback=_method_name(settings, "ROBOTS_STD_SITEMAP_CALLBACK"),
-            cache_path=_optional_path(settings, "ROBOTS_STD_CACHE_PATH"),
-            redis_url=_redis_url(settings),
-            redis_prefix=_text(settings, "ROBOTS_STD_REDIS_PREFIX"),
-            redis_timeout=_number(
-                settings,
-                "ROBOTS_STD_REDIS_TIMEOUT",
-                low=0,
-                high=60,
-                low_inclusive=False,
-            ),
-            usage_purpose=_purpose(settings),
-            usage_enforce=_choice(
-                settings,
-                "ROBOTS_STD_USAGE_ENFORCE",
-                (ENFORCE_OFF, ENFORCE_TAG, ENFORCE_DROP),
-            ),
-            usage_unknown=_choice(
-                settings, "ROBOTS_STD_USAGE_UNKNOWN", (UNKNOWN_ALLOW, UNKNOWN_DENY)
-            ),
-            audit_path=_optional_path(settings, "ROBOTS_STD_AUDIT_PATH"),
+            **_crawl_side(settings),
         )

@@ -32,6 +32,18 @@ DROP_USAGE_HEADER: Final = "usage-header"  # the response's headers said no
 DROP_USAGE_UNKNOWN: Final = (
     "usage-unknown"  # unknown, and ROBOTS_STD_USAGE_UNKNOWN=deny
 )
+# Page-level robots directives (ROBOTS_STD_PAGE_DIRECTIVES = "obey"), named by source.
+#: a response's X-Robots-Tag / robots meta tag said noai or noimageai to the purpose
+DROP_USAGE_PAGE_HEADER: Final = "usage-page-header"
+DROP_USAGE_PAGE_META: Final = "usage-page-meta"
+#: a request the spider yielded from a response whose X-Robots-Tag / robots meta
+#: tag says nofollow (or none)
+DROP_NOFOLLOW_HEADER: Final = "nofollow-header"
+DROP_NOFOLLOW_META: Final = "nofollow-meta"
+#: (items, not requests: ``robots_std/page/items_dropped/<reason>``) an item from a
+#: response whose X-Robots-Tag / robots meta tag says noindex (or none)
+DROP_NOINDEX_HEADER: Final = "noindex-header"
+DROP_NOINDEX_META: Final = "noindex-meta"
 
 
 def stat(*parts: str) -> str:
@@ -159,6 +171,34 @@ USAGE_TOO_COMPLEX: Final = stat("usage", "too_complex")
 def usage_decision(purpose: str, value: str) -> str:
     """``robots_std/usage/decision/<purpose>/<allow|disallow|unknown>``."""
     return stat("usage", "decision", purpose, value)
+
+
+# -- page-level robots directives (ROBOTS_STD_PAGE_DIRECTIVES "tag" or "obey") -------
+#: responses whose page directives were read
+PAGE_RESPONSES: Final = stat("page", "responses")
+#: responses with at least one directive the package does not know (kept, no effect)
+PAGE_UNKNOWN: Final = stat("page", "unknown")
+#: responses with X-Robots-Tag lines scoped to another crawler (not applied)
+PAGE_OTHER_CRAWLER: Final = stat("page", "other_crawler")
+#: responses whose directives were not all read (a bound reached, an HTML head the
+#: parser could not read to its end)
+PAGE_CUT: Final = stat("page", "cut")
+
+
+def page_directive(name: str) -> str:
+    """``robots_std/page/<directive>``: responses whose directives include it
+    (``name`` is one of ``pagerules.DIRECTIVES``: a bounded set)."""
+    return stat("page", name)
+
+
+def page_items_dropped(reason: str) -> str:
+    """``robots_std/page/items_dropped/<noindex-header|noindex-meta>``."""
+    return stat("page", "items_dropped", reason)
+
+
+def page_items_would_drop(reason: str) -> str:
+    """The same in a dry run: kept, but would have been dropped."""
+    return stat("page", "items_would_drop", reason)
 
 
 # -- the audit file (ROBOTS_STD_AUDIT_PATH) --------------------------------------------

@@ -1,9 +1,11 @@
 """The add-on (STYLE 11): tested as a settings difference against a baseline crawler.
 
-``ADDONS = {"scrapy_robots_std.Addon": 0}`` must change exactly two settings:
+``ADDONS = {"scrapy_robots_std.Addon": 0}`` must change exactly three settings:
 ``DOWNLOADER_MIDDLEWARES`` (the built-in ``RobotsTxtMiddleware`` out, ours in its
-slot, 100) and ``SCHEDULER_PRIORITY_QUEUE`` (requests waiting for robots.txt wait in
-the scheduler), with ``ROBOTSTXT_OBEY`` still the only on/off switch.
+slot, 100), ``SCHEDULER_PRIORITY_QUEUE`` (requests waiting for robots.txt wait in
+the scheduler) and ``SPIDER_MIDDLEWARES`` (``PageDirectivesMiddleware``, which runs
+only when page directives are obeyed), with ``ROBOTSTXT_OBEY`` still the only
+on/off switch.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ def test_addon_changes_only_the_middlewares_and_the_priority_queue(obey: bool) -
         "ADDONS",
         "DOWNLOADER_MIDDLEWARES",
         "SCHEDULER_PRIORITY_QUEUE",
+        "SPIDER_MIDDLEWARES",
     }
     assert (
         load_object(crawler.settings["SCHEDULER_PRIORITY_QUEUE"])
@@ -214,6 +217,7 @@ def test_addon_sets_the_redis_queue_class_for_scrapy_redis() -> None:
         "DOWNLOADER_MIDDLEWARES",
         "SCHEDULER_PRIORITY_QUEUE",
         "SCHEDULER_QUEUE_CLASS",
+        "SPIDER_MIDDLEWARES",
     }
 
 

@@ -87,6 +87,7 @@ ORIGIN_FIELDS = [
     "dropped_total",
     "dry_run",
     "finish_reason",
+    "page",
 ]
 CLOSE_FIELDS = [
     "record",
@@ -99,6 +100,7 @@ CLOSE_FIELDS = [
     "dropped_total",
     "dry_run",
     "records",
+    "page",
 ]
 
 

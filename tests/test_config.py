@@ -51,6 +51,7 @@ ATTRIBUTES = {
     "ROBOTS_STD_USAGE_ENFORCE": "usage_enforce",
     "ROBOTS_STD_USAGE_UNKNOWN": "usage_unknown",
     "ROBOTS_STD_AUDIT_PATH": "audit_path",
+    "ROBOTS_STD_PAGE_DIRECTIVES": "page_directives",
 }
 
 
@@ -158,6 +159,10 @@ VALID = [
     ("ROBOTS_STD_USAGE_ENFORCE", "tag", "tag"),
     ("ROBOTS_STD_USAGE_ENFORCE", "DROP", "drop"),
     ("ROBOTS_STD_USAGE_UNKNOWN", "deny", "deny"),
+    # page-level robots directives
+    ("ROBOTS_STD_PAGE_DIRECTIVES", "tag", "tag"),
+    ("ROBOTS_STD_PAGE_DIRECTIVES", " Obey ", "obey"),
+    ("ROBOTS_STD_PAGE_DIRECTIVES", "off", "off"),
     # integer >= 514049 (what the parser may read)
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", 514_049, 514_049),
     ("ROBOTS_STD_MAX_DECOMPRESSED_SIZE", "1048576", 1_048_576),
@@ -279,6 +284,9 @@ INVALID = [
     ("ROBOTS_STD_USAGE_ENFORCE", "on"),
     ("ROBOTS_STD_USAGE_ENFORCE", True),
     ("ROBOTS_STD_USAGE_UNKNOWN", "block"),
+    ("ROBOTS_STD_PAGE_DIRECTIVES", "on"),
+    ("ROBOTS_STD_PAGE_DIRECTIVES", "drop"),
+    ("ROBOTS_STD_PAGE_DIRECTIVES", True),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "0"),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", 2.5),
     ("ROBOTS_STD_CACHE_MAX_ORIGINS", "lots"),

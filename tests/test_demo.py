@@ -74,6 +74,10 @@ async def test_the_demo_crawl_keeps_to_each_pages_policy(
         assert served == allowed, origin.name
         assert kept_away == away, origin.name
     assert "log_count/ERROR" not in result.stats
+    import page_origin  # example_project/ is on the path (the fixture above)
+
+    asked = [path for _, path in site.log[page_origin.NAME]]
+    assert page_origin.check(site.url[page_origin.NAME], asked, result.stats) == []
 
     stats = result.stats
     assert stats["robotstxt/forbidden"] == 10
@@ -98,8 +102,8 @@ async def test_the_demo_crawl_keeps_to_each_pages_policy(
     records = [json.loads(line) for line in audit.read_text().splitlines()]
     assert Counter(r["record"] for r in records) == {
         "close": 1,
-        "origin": 7,
-        "robots": 7,
+        "origin": 8,
+        "robots": 8,
     }
     [media] = [
         r
@@ -132,7 +136,7 @@ def test_the_demo_script_runs_as_readme_says(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "robotstxt/forbidden: 10" in result.stdout
     assert "robots_std/dropped/unreachable: 4" in result.stdout
-    assert "Audit file (15 records: 1 close, 7 origin, 7 robots)" in result.stdout
+    assert "Audit file (17 records: 1 close, 8 origin, 8 robots)" in result.stdout
     assert '"content_usage": 3' in result.stdout
     assert "robots_std/dropped/usage: 1" in result.stdout
     assert "robots_std/dropped/usage-header: 1" in result.stdout

@@ -24,7 +24,7 @@ from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
 from scrapy_robots_std import RobotsTxtDisallowed, RobotsTxtStdMiddleware
-from scrapy_robots_std.scrapy import download as download_module
+from scrapy_robots_std.scrapy import transfer as transfer_module
 from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.origin import origin_of
 from tests.helpers.crawl import (
@@ -443,7 +443,7 @@ async def test_a_robots_txt_download_has_a_room_of_its_own(
     ``CONCURRENT_REQUESTS`` for the pages; the download's deadline timer is
     cancelled when it ends first."""
     timers: list[RecordedTimer] = []
-    real_call_later = download_module.call_later
+    real_call_later = transfer_module.call_later
 
     def recording_call_later(delay: float, func: Any, *args: Any) -> Any:
         timer = real_call_later(delay, func, *args)
@@ -452,7 +452,7 @@ async def test_a_robots_txt_download_has_a_room_of_its_own(
         timers.append(RecordedTimer(timer))
         return timers[-1]
 
-    monkeypatch.setattr(download_module, "call_later", recording_call_later)
+    monkeypatch.setattr(transfer_module, "call_later", recording_call_later)
     hostile.add_route("/robots.txt", Reply(200, {}, RULES, delay=0.3))
     urls = serve_pages(hostile, ("/public/a", "/public/b", "/private/c"))
     totals: list[int] = []

@@ -56,10 +56,35 @@ async def test_one_info_line_gives_the_setup_and_nothing_is_wrong(
     assert setup_line(result) == (
         "robots.txt: standard rfc9309, token from each request's User-Agent, cache "
         "MemoryCache, unreachable for 120s, wait budget 10s, crawl-delay off, dry "
-        "run off, usage preferences exposed only, waiting requests in the "
-        "scheduler's queue (RobotsAwarePriorityQueue)"
+        "run off, usage preferences exposed only, page directives off, waiting "
+        "requests in the scheduler's queue (RobotsAwarePriorityQueue)"
     )
     assert warnings_of(result) == []
+
+
+@pytest.mark.filterwarnings(
+    "ignore:The CONCURRENT_REQUESTS_PER_IP setting is deprecated"
+)
+@deferred_f_from_coro_f
+async def test_concurrent_requests_per_ip_is_named_at_startup(
+    hostile: HostileServer,
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, RULES))
+    result = await run_crawl(
+        serve_pages(hostile, ["/public/a"]), settings(CONCURRENT_REQUESTS_PER_IP=2)
+    )
+    assert [
+        m
+        for m in result.messages(logging.INFO, MW_LOGGER)
+        if m.startswith("CONCURRENT_REQUESTS_PER_IP is set")
+    ] == [
+        (
+            "CONCURRENT_REQUESTS_PER_IP is set, which Scrapy's "
+            "DownloaderAwarePriorityQueue refuses: requests are taken by priority "
+            "alone, as ScrapyPriorityQueue takes them, not from the least busy slot"
+        )
+    ]
+    assert pages_served(hostile) == {"/public/a"}
 
 
 @deferred_f_from_coro_f

@@ -34,6 +34,12 @@ ROBOTS_STD_MAX_WAIT = 8
 ROBOTS_STD_USAGE_PURPOSE = "search"
 ROBOTS_STD_USAGE_ENFORCE = "drop"
 
+# Page-level robots directives (X-Robots-Tag, <meta name="robots">;
+# docs/usage-preferences.md), obeyed: the links of a nofollow page are not followed,
+# and the items of a noindex page are dropped by the package's item pipeline.
+ROBOTS_STD_PAGE_DIRECTIVES = "obey"
+ITEM_PIPELINES = {"scrapy_robots_std.PageNoindexPipeline": 0}
+
 # An audit record of every robots.txt seen and of the drops per origin (JSON Lines,
 # appended; docs/audit.md). Relative to the directory the crawl runs in.
 ROBOTS_STD_AUDIT_PATH = "output/robots-audit.jsonl"

@@ -201,6 +201,23 @@ class UsagePreferences:
             _folded(CONTENT_SIGNAL, added, self.content_signal),
         )
 
+    def with_sources(self, added: Iterable[UsageSource]) -> UsagePreferences:
+        """These preferences with other statements folded in most restrictively.
+
+        A statement whose ``field`` is not a vocabulary's (a page-level robots
+        directive: ``X-Robots-Tag``, a robots meta tag) states categories of every
+        vocabulary, by name; like a header, it can only make a category stricter.
+        """
+        added = tuple(added)
+        if not added:
+            return self
+        return UsagePreferences(
+            self.reason,
+            (*self.sources, *added),
+            _folded(AIPREF, added, self.aipref),
+            _folded(CONTENT_SIGNAL, added, self.content_signal),
+        )
+
     def table(self, vocabulary: str) -> Mapping[str, UsagePreference]:
         """The categories of a vocabulary by its name (``aipref``, ``content-signal``)."""
         return self.aipref if vocabulary == AIPREF.name else self.content_signal
@@ -276,8 +293,8 @@ def _folded(
     if table is None:
         table = {category: UsagePreference() for category in vocabulary.categories}
     for source in sources:
-        if source.field != vocabulary.field:
-            continue
+        if source.field != vocabulary.field and source.field in _BY_FIELD:
+            continue  # another vocabulary's (a page directive's speaks to all)
         states = dict(source.states)
         folded = {}
         for category, old in table.items():

@@ -7,6 +7,10 @@ from typing import TYPE_CHECKING
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
 from scrapy_robots_std.scrapy.middleware import RobotsTxtStdMiddleware
+from scrapy_robots_std.scrapy.page import (
+    SPIDER_MIDDLEWARE_PRIORITY,
+    PageDirectivesMiddleware,
+)
 from scrapy_robots_std.scrapy.queues import REDIS_QUEUE, uses_scrapy_redis
 from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
 
@@ -28,6 +32,9 @@ class Addon:
     ``SCHEDULER_QUEUE_CLASS``. Both at the add-on's priority: a queue in the
     project's settings wins.
 
+    It also enables ``PageDirectivesMiddleware`` (a spider middleware that
+    runs only with ``ROBOTS_STD_PAGE_DIRECTIVES = "obey"``).
+
     ``ROBOTSTXT_OBEY`` stays the one on/off switch: with it off, the middleware
     raises ``NotConfigured`` and nothing obeys robots.txt, as with the built-in.
     """
@@ -39,6 +46,9 @@ class Addon:
         )
         settings.setdefault_in_component_priority_dict(
             "DOWNLOADER_MIDDLEWARES", RobotsTxtStdMiddleware, MIDDLEWARE_PRIORITY
+        )
+        settings.setdefault_in_component_priority_dict(
+            "SPIDER_MIDDLEWARES", PageDirectivesMiddleware, SPIDER_MIDDLEWARE_PRIORITY
         )
         settings.set("SCHEDULER_PRIORITY_QUEUE", RobotsAwarePriorityQueue, "addon")
         if uses_scrapy_redis(settings):

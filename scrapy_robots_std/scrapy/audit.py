@@ -9,7 +9,8 @@ line (JSON Lines) to that file:
   fetched (``source`` ``"store"``);
 - ``revalidated``: a ``304`` confirmed the cached version (not parsed again);
 - ``stale``: the origin was unreachable and the earlier version stands in;
-- ``origin`` (at close): one per origin, its drops by reason;
+- ``origin`` (at close): one per origin, its drops by reason and the page-level
+  robots directives its responses carried (a count per directive);
 - ``close`` (at close, last): the finish reason and the totals.
 
 docs/audit.md documents every field. Each record is flushed as it is written, so a
@@ -38,6 +39,8 @@ from scrapy_robots_std.config import SettingsError
 from scrapy_robots_std.safetext import safe
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scrapy.crawler import Crawler
 
     from scrapy_robots_std.cache.base import CacheEntry
@@ -107,6 +110,9 @@ class AuditLog:
         #: entry already recorded is not recorded again
         self._last: dict[str, tuple[float, float | None, float]] = {}
         self.records = 0
+        #: responses per origin and page directive (ROBOTS_STD_PAGE_DIRECTIVES), for
+        #: the closing records; keys are a bounded set of names
+        self._page: dict[str, Counter[str]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, config: Config) -> AuditLog | None:
@@ -229,6 +235,14 @@ class AuditLog:
         self._versions[origin] = _Version(entry, sha256, size)
         self._last[origin] = identity
 
+    def page_seen(self, origin: str, names: Iterable[str]) -> None:
+        """Count one response's page directives (known names, and ``unknown``)."""
+        counts = self._page.get(origin)
+        if counts is None:
+            key = origin if len(self._page) < _TRACKED else "(other)"
+            counts = self._page.setdefault(key, Counter())
+        counts.update(names)
+
     # -- closing -----------------------------------------------------------------------
 
     def close(self, report: Report, finish_reason: str | None) -> None:
@@ -237,7 +251,8 @@ class AuditLog:
             return
         dry_run = report.dry_run
         by_origin = report.by_origin_reason
-        for origin in sorted(set(self._versions) | set(by_origin)):
+        origins = set(self._versions) | set(by_origin) | set(self._page)
+        for origin in sorted(origins):
             drops = by_origin.get(origin, Counter())
             version = self._versions.get(origin)
             record = {
@@ -250,6 +265,7 @@ class AuditLog:
                 "dropped_total": sum(drops.values()),
                 "dry_run": dry_run,
                 "finish_reason": finish_reason,
+                "page": dict(sorted(self._page.get(origin, Counter()).items())),
             }
             if not self._write(record):
                 return
@@ -258,12 +274,13 @@ class AuditLog:
             {
                 "record": CLOSE,
                 "finish_reason": finish_reason,
-                "origins": len(set(self._versions) | set(by_origin)),
+                "origins": len(origins),
                 "dropped": dict(sorted(totals.items())),
                 "dropped_total": sum(totals.values()),
                 "dry_run": dry_run,
                 # the records before this one, by this crawl
                 "records": self.records,
+                "page": dict(sorted(sum(self._page.values(), Counter()).items())),
             }
         )
         self._close()

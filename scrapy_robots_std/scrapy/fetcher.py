@@ -4,16 +4,14 @@ and their retries, and the verdict.
 :meth:`Fetcher.fetch` turns an origin into a :class:`~scrapy_robots_std.cache.CacheEntry`.
 It never raises for anything a site or a store does: every failure is an outcome
 that :func:`scrapy_robots_std.policy.fetch_verdict` turns into a verdict. One attempt
-(a download and its redirects) is :mod:`scrapy_robots_std.scrapy.download`'s.
+(a download and its redirects) is :mod:`scrapy_robots_std.scrapy.download`'s; the
+entry the last attempt leaves, :mod:`scrapy_robots_std.scrapy.settle`'s.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import logging
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from scrapy.utils.asyncio import call_later
@@ -23,21 +21,29 @@ from twisted.internet.defer import Deferred
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.cache.base import CacheEntry
-from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.download import Attempt, RobotsDownload, header_text
+from scrapy_robots_std.scrapy.download import RobotsDownload
+from scrapy_robots_std.scrapy.settle import (
+    Fetched,
+    Settler,
+    describe,
+    stale_detail,
+    unreachable_entry,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy.crawler import Crawler
-    from scrapy.http import Response
 
     from scrapy_robots_std.config import Config
+    from scrapy_robots_std.scrapy.download import Attempt
     from scrapy_robots_std.scrapy.origin import Origin
     from scrapy_robots_std.scrapy.report import Report
     from scrapy_robots_std.scrapy.store import Store
 
+# Fetched and the entry helpers live in settle.py; the book, the audit and the
+# middleware import them from here, the fetch cycle's module.
 __all__ = ["Fetched", "Fetcher", "describe", "stale_detail", "unreachable_entry"]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
@@ -47,21 +53,6 @@ _POLL_MIN: Final = 0.05
 _POLL_MAX: Final = 0.5
 #: How often a sleeping cycle checks whether the crawl is stopping (seconds).
 _STOP_CHECK: Final = 0.25
-_STALE_MARK: Final = " (stale copy; now "
-#: Origins remembered as warned about an ignored robots.txt request.
-_IGNORED_REMEMBERED: Final = 10_000
-
-
-@dataclass(frozen=True)
-class Fetched:
-    """A fetch cycle's result: the entry to keep, and what it was parsed from."""
-
-    entry: CacheEntry
-    #: the rules with their diagnostics, when this process parsed a body just now
-    robots: RobotsTxt | None = None
-    body: bytes | None = None
-    #: where the entry came from (the audit record says it)
-    source: policy.FetchSource = policy.FetchSource.DOWNLOAD
 
 
 class Fetcher:
@@ -73,13 +64,11 @@ class Fetcher:
         self.crawler = crawler
         self.config = config
         self.store = store
-        self.report = report
         self._stats = crawler.stats
         self.download = RobotsDownload(crawler, config, self.stopping)
+        self.settler = Settler(crawler, config, report)
         #: set when the spider closes: cycles still running end at once
         self.closing = False
-        #: origins whose robots.txt request another middleware ignored (warned once)
-        self._ignored: set[str] = set()
         # "Was running, is no longer": a crawl's crawler is already crawling when
         # its middlewares are built; the engine is seen running by later calls.
         self._crawled = crawler.crawling
@@ -192,6 +181,8 @@ class Fetcher:
     async def _attempts(
         self, origin: Origin, started: float, stale: CacheEntry | None
     ) -> Fetched | None:
+        """Attempts and retries with backoff until one settles the verdict, within
+        the wait budget; ``None`` if the crawl stopped first."""
         cfg = self.config
         attempts = 0
         while True:
@@ -205,18 +196,9 @@ class Fetcher:
             if attempt is None:  # the crawl stopped; the download was cancelled
                 return None
             verdict = policy.fetch_verdict(attempt.outcome, cfg.standard)
-            if not (verdict.retry and attempts <= cfg.fetch_retries):
-                break
-            delay = policy.retry_delay(
-                attempts,
-                base=cfg.retry_backoff,
-                retry_after=attempt.retry_after,
-                cap=cfg.retry_after_max,
-            )
-            elapsed = time.monotonic() - started
-            # A retry needs time to wait and still some time to fetch.
-            if elapsed + delay + min(1.0, cfg.fetch_timeout) > cfg.max_wait:
-                break
+            delay = self._retry_delay(attempt, verdict, attempts, started)
+            if delay is None:
+                return self.settler.settle(origin, attempt, verdict, attempts, stale)
             if self.stopping():
                 return None
             self._inc(_stats.FETCH_RETRIES)
@@ -233,7 +215,30 @@ class Fetcher:
                 extra={"spider": self.crawler.spider},
             )
             await self.sleep(delay)
-        return await self._settle(origin, attempt, verdict, attempts, stale)
+
+    def _retry_delay(
+        self,
+        attempt: Attempt,
+        verdict: policy.FetchVerdict,
+        attempts: int,
+        started: float,
+    ) -> float | None:
+        """How long to wait before the next attempt; ``None``: ``attempt`` is the
+        last (its verdict is final, or the retries or the wait budget are used)."""
+        cfg = self.config
+        if not (verdict.retry and attempts <= cfg.fetch_retries):
+            return None
+        delay = policy.retry_delay(
+            attempts,
+            base=cfg.retry_backoff,
+            retry_after=attempt.retry_after,
+            cap=cfg.retry_after_max,
+        )
+        elapsed = time.monotonic() - started
+        # A retry needs time to wait and still some time to fetch.
+        if elapsed + delay + min(1.0, cfg.fetch_timeout) > cfg.max_wait:
+            return None
+        return delay
 
     async def sleep(self, seconds: float) -> None:
         """Wait ``seconds``, or less if the crawl starts stopping meanwhile."""
@@ -246,192 +251,5 @@ class Fetcher:
             call_later(min(left, _STOP_CHECK), done.callback, None)
             await maybe_deferred_to_future(done)
 
-    async def _settle(
-        self,
-        origin: Origin,
-        attempt: Attempt,
-        verdict: policy.FetchVerdict,
-        attempts: int,
-        stale: CacheEntry | None,
-    ) -> Fetched:
-        cfg = self.config
-        now = time.time()
-        detail = attempt.detail
-        if verdict.verdict == policy.Verdict.UNREACHABLE and attempts > 1:
-            detail = f"{detail} after {attempts} attempts"
-        robots: RobotsTxt | None = None
-        body: bytes | None = None
-        response = attempt.response
-        if (
-            verdict.verdict == policy.Verdict.PARSE
-            and response is not None
-            and not attempt.outcome.not_modified
-        ):
-            body = response.body
-            robots = RobotsTxt.parse(body, cfg.standard)
-        header_max_age = None
-        if response is not None:
-            header_max_age = policy.max_age(
-                header_text(response.headers, b"Cache-Control")
-            )
-        ttl = policy.cache_ttl(
-            verdict,
-            header_max_age=header_max_age,
-            ttl=cfg.cache_ttl,
-            min_ttl=cfg.cache_min_ttl,
-            unreachable_ttl=cfg.unreachable_ttl,
-        )
-        if attempt.outcome.not_modified and stale is not None:
-            self.report.origin_recovered(origin.robots_url)
-            return Fetched(
-                self._renewed(stale, response, now, ttl),
-                source=policy.FetchSource.REVALIDATED,
-            )
-        entry = CacheEntry(
-            origin=origin.key,
-            # After redirects: the file whose lines decide, so log lines point at it.
-            robots_url=attempt.robots_url or origin.robots_url,
-            verdict=verdict.verdict,
-            reason=verdict.reason,
-            detail=describe(verdict, detail),
-            # The cache keeps no diagnostics; the robots_parsed signal gets them.
-            robots=None if robots is None else robots.without_diagnostics(),
-            status=attempt.outcome.status,
-            fetched_at=now,
-            expires_at=now + ttl,
-            etag=_validator(response, b"ETag"),
-            last_modified=_validator(response, b"Last-Modified"),
-            body_sha256=None if body is None else hashlib.sha256(body).hexdigest(),
-            body_bytes=None if body is None else len(body),
-        )
-        self._inc(_stats.verdict(verdict.verdict))
-        if verdict.reason == policy.FetchReason.IGNORED:
-            self._inc(_stats.VERDICT_IGNORED)
-            self._warn_ignored(origin, detail)
-        if verdict.verdict != policy.Verdict.UNREACHABLE:
-            self.report.origin_recovered(origin.robots_url)
-        elif stale is not None and stale.verdict != policy.Verdict.UNREACHABLE:
-            # RFC 9309 2.4: a cached copy may stand in while the origin is down.
-            self._inc(_stats.VERDICT_STALE)
-            entry = dataclasses.replace(
-                stale,
-                detail=stale_detail(stale.detail, entry.detail),
-                expires_at=entry.expires_at,
-            )
-            robots = body = None
-            return Fetched(entry, source=policy.FetchSource.STALE)
-        else:
-            self.report.origin_unreachable(origin.robots_url, entry.detail)
-            logger.warning(
-                "robots.txt %(url)s is unreachable (%(detail)s): its requests "
-                "are dropped for the next %(ttl)d s",
-                {"url": safe(origin.robots_url), "detail": safe(detail), "ttl": ttl},
-                extra={"spider": self.crawler.spider},
-            )
-        if robots is not None and robots.truncated:
-            self._inc(_stats.BODY_TRUNCATED)
-            self._notice(
-                entry.robots_url,
-                "is longer than 500 KiB: the lines after its first 512,000 bytes "
-                "are ignored",
-            )
-        if attempt.outcome.redirect_failure is not None:
-            self._notice(
-                origin.robots_url, f"gave {detail}: no restrictions for this origin"
-            )
-        return Fetched(entry, robots, body)
-
-    def _renewed(
-        self, copy: CacheEntry, response: Response | None, now: float, ttl: float
-    ) -> CacheEntry:
-        """``copy``, which a 304 just confirmed: fresh again, its rules not parsed
-        again, its body's identity (``fetched_at``) kept so stores only re-date it."""
-        self._inc(_stats.CACHE_REVALIDATED)
-        return dataclasses.replace(
-            copy,
-            detail=copy.detail.split(_STALE_MARK, 1)[0],
-            expires_at=now + ttl,
-            checked_at=now,
-            # A 304 may carry new validators (RFC 9110 15.4.5); otherwise keep ours.
-            etag=_validator(response, b"ETag") or copy.etag,
-            last_modified=_validator(response, b"Last-Modified") or copy.last_modified,
-        )
-
-    def _warn_ignored(self, origin: Origin, detail: str) -> None:
-        """The WARNING for a robots.txt request another downloader middleware
-        ignored: once per origin and crawl, however often its verdict expires."""
-        if origin.key in self._ignored:
-            return
-        if len(self._ignored) >= _IGNORED_REMEMBERED:
-            self._ignored.clear()  # bounded; an origin may then be named again
-        self._ignored.add(origin.key)
-        logger.warning(
-            "robots.txt %(url)s was not downloaded: a downloader middleware ignored "
-            "the request (%(detail)s); no restrictions for this origin, as without a "
-            "robots.txt",
-            {"url": safe(origin.robots_url), "detail": safe(detail)},
-            extra={"spider": self.crawler.spider},
-        )
-
-    def _notice(self, robots_url: str, consequence: str) -> None:
-        """An INFO line for a decision that changes what is crawled (once per fetch,
-        and so once per origin and verdict lifetime)."""
-        logger.info(
-            "robots.txt %(url)s %(consequence)s",
-            {"url": safe(robots_url), "consequence": safe(consequence)},
-            extra={"spider": self.crawler.spider},
-        )
-
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)
-
-
-def unreachable_entry(
-    origin: Origin,
-    detail: str,
-    ttl: float,
-    reason: policy.FetchReason = policy.FetchReason.NETWORK,
-) -> CacheEntry:
-    """An entry for a cycle that ended without an outcome (an internal error, or
-    the crawl stopping: ``reason`` ``FetchReason.SHUTDOWN``)."""
-    now = time.time()
-    verdict = policy.FetchVerdict(policy.Verdict.UNREACHABLE, reason)
-    return CacheEntry(
-        origin=origin.key,
-        robots_url=origin.robots_url,
-        verdict=verdict.verdict,
-        reason=verdict.reason,
-        detail=describe(verdict, detail),
-        robots=None,
-        status=None,
-        fetched_at=now,
-        expires_at=now + ttl,
-    )
-
-
-def _validator(response: Response | None, name: bytes) -> str | None:
-    if response is None:
-        return None
-    return policy.usable_validator(header_text(response.headers, name))
-
-
-def stale_detail(copy_detail: str, failure: str) -> str:
-    """A stale copy's detail: its own reason and only the latest failure, so it does
-    not grow each time the copy stands in again."""
-    first = copy_detail.split(_STALE_MARK, 1)[0]
-    return f"{first}{_STALE_MARK}{failure})"
-
-
-def describe(verdict: policy.FetchVerdict, detail: str) -> str:
-    if verdict.reason == policy.FetchReason.IGNORED:
-        return (
-            f"not downloaded: a downloader middleware ignored the request ({detail}); "
-            "no restrictions, as without a robots.txt"
-        )
-    if verdict.verdict == policy.Verdict.UNREACHABLE:
-        return f"unreachable ({detail}); everything is disallowed for now"
-    if verdict.verdict == policy.Verdict.DISALLOW_ALL:
-        return f"{detail} means everything is disallowed in 1994 mode"
-    if verdict.verdict == policy.Verdict.ALLOW_ALL:
-        return f"{detail} means no restrictions"
-    return detail

@@ -27,6 +27,7 @@ from scrapy_robots_std.scrapy.audit import AuditLog
 from scrapy_robots_std.scrapy.download import FETCH_META
 from scrapy_robots_std.scrapy.fetcher import Fetcher
 from scrapy_robots_std.scrapy.origin import TokenOf
+from scrapy_robots_std.scrapy.page import PageReader, startup_warnings
 from scrapy_robots_std.scrapy.politeness import SlotPoliteness
 from scrapy_robots_std.scrapy.report import Report, record_wait, rule_text
 from scrapy_robots_std.scrapy.robotparser import StdRobotParser
@@ -85,6 +86,10 @@ class RobotsTxtStdMiddleware:
         self.token_of = TokenOf(self.config)
         self.usage = UsageGate(crawler, self.config, self.report, self.token_of)
         self.audit = AuditLog.from_crawler(crawler, self.config)
+        #: None with ROBOTS_STD_PAGE_DIRECTIVES = "off": no work per response
+        self.page = PageReader.build(
+            crawler, self.config, self.token_of, self.audit, self.report
+        )
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signals.spider_closed)
@@ -115,10 +120,12 @@ class RobotsTxtStdMiddleware:
         self.usage.before(request, entry, allowed=allowed)
 
     def process_response(self, request: Request, response: Response) -> Response:
-        """Put the usage preferences on the response; drop it when they say no to
-        the declared purpose (``ROBOTS_STD_USAGE_ENFORCE = "drop"``)."""
+        """Put the usage preferences (and the page directives, unless they are
+        off) on the response; drop it when they say no to the declared purpose
+        (``ROBOTS_STD_USAGE_ENFORCE = "drop"``)."""
         if FETCH_META not in request.meta:  # not our own robots.txt fetches
-            self.usage.after(request, response)
+            page = () if self.page is None else self.page.read(request, response)
+            self.usage.after(request, response, page)
         return response
 
     def sitemaps(self, url: str) -> tuple[str, ...] | None:
@@ -240,6 +247,7 @@ class RobotsTxtStdMiddleware:
     async def _spider_opened(self, spider: Spider) -> None:
         queues = self.book.waiting_queues()
         report_startup(self.crawler, self.config, cache=self.store.name, queues=queues)
+        startup_warnings(self.crawler, self.config)
         await self.store.open()
 
     def _spider_idle(self) -> None:

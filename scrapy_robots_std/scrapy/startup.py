@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scrapy.downloadermiddlewares.robotstxt import RobotsTxtMiddleware
 
@@ -40,6 +40,44 @@ def report_startup(
     """Log the setup; ``queues`` is how many of the scheduler's queues hold waiting
     requests for this package (0: they wait in the downloader)."""
     extra = {"spider": crawler.spider}
+    _warn_unknown_settings(crawler, extra)
+    _warn_user_agent(crawler, config, extra)
+    if _builtin_enabled(crawler):
+        logger.warning(
+            "Scrapy's built-in RobotsTxtMiddleware is enabled beside "
+            "RobotsTxtStdMiddleware: both fetch robots.txt and drop requests. Use "
+            'ADDONS = {"scrapy_robots_std.Addon": 0}, or set it to None in '
+            "DOWNLOADER_MIDDLEWARES",
+            extra=extra,
+        )
+    queue = _report_queue(crawler, queues, extra)
+    token = (
+        f"token {config.token!r}"
+        if config.token is not None
+        else "token from each request's User-Agent"
+    )
+    logger.info(
+        "robots.txt: standard %(standard)s, %(token)s, cache %(cache)s, "
+        "unreachable for %(unreachable)gs, wait budget %(wait)gs, crawl-delay "
+        "%(delay)s, dry run %(dry)s, usage preferences %(usage)s, page directives "
+        "%(page)s, waiting requests in the %(where)s",
+        {
+            "standard": config.standard,
+            "token": token,
+            "cache": cache,
+            "unreachable": config.unreachable_ttl,
+            "wait": config.max_wait,
+            "delay": "on" if config.crawl_delay else "off",
+            "dry": "on" if config.dry_run else "off",
+            "usage": _usage_policy(config),
+            "page": config.page_directives,
+            "where": f"scheduler's queue ({safe(queue)})" if queues else "downloader",
+        },
+        extra=extra,
+    )
+
+
+def _warn_unknown_settings(crawler: Crawler, extra: dict[str, Any]) -> None:
     for name in unknown_settings(crawler.settings):
         close = closest_setting(name)
         hint = f"; did you mean {close}?" if close else ""
@@ -49,24 +87,26 @@ def report_startup(
             {"name": safe(name), "hint": hint},
             extra=extra,
         )
+
+
+def _warn_user_agent(crawler: Crawler, config: Config, extra: dict[str, Any]) -> None:
+    """A ``ROBOTSTXT_USER_AGENT`` whose product token is not what was written."""
     raw = crawler.settings.get("ROBOTSTXT_USER_AGENT")
-    if isinstance(raw, (str, bytes)) and config.token is not None:
-        written = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-        if written.split("/", 1)[0].strip() != config.token:
-            logger.warning(
-                "ROBOTSTXT_USER_AGENT %(raw)r is not a product token (letters, '_' "
-                "and '-'); robots.txt groups are matched with %(token)r",
-                {"raw": safe(written), "token": config.token},
-                extra=extra,
-            )
-    if _builtin_enabled(crawler):
+    if not isinstance(raw, (str, bytes)) or config.token is None:
+        return
+    written = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    if written.split("/", 1)[0].strip() != config.token:
         logger.warning(
-            "Scrapy's built-in RobotsTxtMiddleware is enabled beside "
-            "RobotsTxtStdMiddleware: both fetch robots.txt and drop requests. Use "
-            'ADDONS = {"scrapy_robots_std.Addon": 0}, or set it to None in '
-            "DOWNLOADER_MIDDLEWARES",
+            "ROBOTSTXT_USER_AGENT %(raw)r is not a product token (letters, '_' "
+            "and '-'); robots.txt groups are matched with %(token)r",
+            {"raw": safe(written), "token": config.token},
             extra=extra,
         )
+
+
+def _report_queue(crawler: Crawler, queues: int, extra: dict[str, Any]) -> str:
+    """The scheduler's queue in use, after a WARNING if it holds no waiting
+    requests."""
     setting, queue = queue_in_use(crawler.settings)
     if not queues:
         ours = REDIS_QUEUE if setting == "SCHEDULER_QUEUE_CLASS" else PRIORITY_QUEUE
@@ -78,7 +118,7 @@ def report_startup(
             {"queue": safe(queue), "setting": setting, "ours": ours},
             extra=extra,
         )
-    elif setting == "SCHEDULERPRIORITY_QUEUE" and crawler.settings.getint(
+    elif setting == "SCHEDULER_PRIORITY_QUEUE" and crawler.settings.getint(
         "CONCURRENT_REQUESTS_PER_IP"
     ):
         logger.info(
@@ -87,29 +127,7 @@ def report_startup(
             "alone, as ScrapyPriorityQueue takes them, not from the least busy slot",
             extra=extra,
         )
-    token = (
-        f"token {config.token!r}"
-        if config.token is not None
-        else "token from each request's User-Agent"
-    )
-    logger.info(
-        "robots.txt: standard %(standard)s, %(token)s, cache %(cache)s, "
-        "unreachable for %(unreachable)gs, wait budget %(wait)gs, crawl-delay "
-        "%(delay)s, dry run %(dry)s, usage preferences %(usage)s, waiting requests "
-        "in the %(where)s",
-        {
-            "standard": config.standard,
-            "token": token,
-            "cache": cache,
-            "unreachable": config.unreachable_ttl,
-            "wait": config.max_wait,
-            "delay": "on" if config.crawl_delay else "off",
-            "dry": "on" if config.dry_run else "off",
-            "usage": _usage_policy(config),
-            "where": f"scheduler's queue ({safe(queue)})" if queues else "downloader",
-        },
-        extra=extra,
-    )
+    return queue
 
 
 def _usage_policy(config: Config) -> str:

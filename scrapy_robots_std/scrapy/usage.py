@@ -28,6 +28,7 @@ from scrapy_robots_std.robotstxt.usage import (
     REASON_NO_ROBOTS_TXT,
     REASON_NO_STATEMENT,
     REASON_TOO_COMPLEX,
+    ROBOTS_TXT,
     PurposeDecision,
     UsagePreferences,
 )
@@ -36,13 +37,14 @@ from scrapy_robots_std.robotstxt.usage_vocab import (
     PURPOSES,
     SYNONYMS,
     UNKNOWN,
+    VOCABULARIES,
     check_purpose,
 )
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.origin import origin_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.config import Config
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
+    from scrapy_robots_std.robotstxt.usage import UsageSource
     from scrapy_robots_std.scrapy.report import Report
 
 __all__ = [
@@ -186,9 +189,15 @@ class UsageGate:
                 request, decision, preferences, entry.robots_url, _stats.DROP_USAGE
             )
 
-    def after(self, request: Request, response: Response) -> None:
-        """Fold the response's headers in, record the decision, and drop the
-        response (``drop`` mode) when its purpose gets a "no" (or an unknown,
+    def after(
+        self,
+        request: Request,
+        response: Response,
+        page: Sequence[UsageSource] = (),
+    ) -> None:
+        """Fold the response's headers in (and ``page``: its page directives'
+        ``noai`` statements, when they are obeyed), record the decision, and drop
+        the response (``drop`` mode) when its purpose gets a "no" (or an unknown,
         with ``ROBOTS_STD_USAGE_UNKNOWN = "deny"``)."""
         meta = request.meta
         preferences: UsagePreferences = meta.get(USAGE_META) or _NO_ROBOTS_TXT
@@ -197,6 +206,8 @@ class UsageGate:
         if usage or signal:
             self._inc(_stats.USAGE_HEADER_SEEN)
             preferences = preferences.with_headers(usage, signal)
+        if page:
+            preferences = preferences.with_sources(page)
         meta[USAGE_META] = preferences
         judged = meta.get(DECISION_META)  # a dry run's "no" from robots.txt
         decision = self._decision(request, preferences)
@@ -211,8 +222,7 @@ class UsageGate:
         if preferences.reason == REASON_DISALLOWED:
             return  # robots.txt disallows it: a dry run counted it there, once
         if decision.value == DISALLOW:
-            by_header = any(source.origin == HEADER for source in decision.sources)
-            reason = _stats.DROP_USAGE_HEADER if by_header else _stats.DROP_USAGE
+            reason = _response_reason(decision)
         elif decision.value == UNKNOWN and self.config.usage_unknown == UNKNOWN_DENY:
             reason = _stats.DROP_USAGE_UNKNOWN
         else:
@@ -269,7 +279,11 @@ class UsageGate:
         robots_url: str | None,
         reason: str,
     ) -> None:
-        where = f" in {robots_url}" if robots_url is not None else " (response headers)"
+        where = (
+            f" in {robots_url}"
+            if robots_url is not None
+            else _WHERE.get(reason, " (response headers)")
+        )
         if reason == _stats.DROP_USAGE_UNKNOWN:
             cause = (
                 " (robots.txt's Content-Usage paths take more work than one check"
@@ -311,6 +325,26 @@ class UsageGate:
 
     def _inc(self, key: str) -> None:
         self._stats.inc_value(key)
+
+
+#: Where a response's "no" came from, as a drop line says it.
+_WHERE: Final = {_stats.DROP_USAGE_PAGE_META: " (the page's meta tags)"}
+_USAGE_FIELDS: Final = frozenset(vocabulary.field for vocabulary in VOCABULARIES)
+
+
+def _response_reason(decision: PurposeDecision) -> str:
+    """A response's "no": named by the first source that came with the response
+    (a ``Content-Usage`` / ``Content-Signal`` header, an ``X-Robots-Tag`` line, a
+    robots meta tag), else robots.txt's."""
+    for source in decision.sources:
+        if source.origin == ROBOTS_TXT:
+            continue
+        if source.field in _USAGE_FIELDS:
+            return _stats.DROP_USAGE_HEADER
+        if source.origin == HEADER:
+            return _stats.DROP_USAGE_PAGE_HEADER
+        return _stats.DROP_USAGE_PAGE_META
+    return _stats.DROP_USAGE
 
 
 def _describe(decision: PurposeDecision) -> str:
