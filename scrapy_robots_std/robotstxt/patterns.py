@@ -353,7 +353,8 @@ def _best_first(
             break  # shorter patterns cannot win
         pattern = blob[start:end]
         if _tail_missing(path, pattern):
-            budget[0] -= 1
+            # The search of the tail read the path: charged as wildcard_work does.
+            budget[0] -= 1 + len(path) // SCANNED_BYTES_PER_WORK
         elif _matches(path, pattern, budget):
             return max(best, rules.candidate(entry))
         if budget[0] < 0:
