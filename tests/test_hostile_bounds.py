@@ -1,22 +1,21 @@
 """Hostile robots.txt files cost bounded work and memory (issue 16, parser side).
 
 Timings are the benchmark's job (``python -m benchmarks.hostile``); these tests
-check what makes them bounded: how many patterns a check tries, the bytes a
+check what makes them bounded: the work a check takes against its budget
+(``patterns.work_budget``, counted by ``tests/helpers/work.py``), the bytes a
 parsed file keeps (``tracemalloc``, with generous margins), that nothing grows
-process-wide, and that tokens compile once.
+process-wide, and that a token's groups are selected once and remembered in a
+bounded memo (nothing is compiled per token).
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import random
 import re
 import subprocess
 import sys
 import tracemalloc
-from array import array
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from unittest import mock
 
@@ -28,83 +27,69 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.robotstxt import matcher, parser, robots, wildcard_keys
-from scrapy_robots_std.robotstxt import wildcards as wildcard_index
-from tests.helpers import bodies as hostile_shapes
+from scrapy_robots_std.robotstxt import groups, layout, patterns, reader, robots
 from tests.helpers.bodies import SHAPES_BY_KEY, ordinary, url
 from tests.helpers.crawl import run_crawl
 from tests.helpers.crawl import settings as crawl_settings
 from tests.helpers.memory import kept_after_a_check
+from tests.helpers.oracle import matches, rules_for, slow_rfc9309
 from tests.helpers.processes import ROOT
 from tests.helpers.server import Reply
+from tests.helpers.work import counted_work
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator
 
     from tests.helpers.server import HostileServer
 
 MIB = 1 << 20
 
 
-@contextmanager
-def counted_tries() -> Iterator[list[int]]:
-    """Count the wildcard patterns a check tries in full."""
-    tries = [0]
-    real = matcher.wildcard_match
-
-    def counting(path: bytes, pattern: bytes) -> bool:
-        tries[0] += 1
-        return real(path, pattern)
-
-    with mock.patch.object(matcher, "wildcard_match", counting):
-        yield tries
-
-
-@pytest.fixture(scope="module")
-def wildcards() -> RobotsTxt:
-    shape = SHAPES_BY_KEY["wildcards"]
-    parsed = RobotsTxt.parse(shape.body())
-    parsed.allowed(url("/"), shape.token)  # compiled before counting
-    return parsed
+def _out_of_budget(
+    charges: list[int], budget: int, path_length: int, pieces: int
+) -> bool:
+    """Whether ``charges`` overdrew ``budget``; asserts that the check stopped
+    at the charge that did, and that this last one was at most one try of a
+    pattern of at most ``pieces`` ``*``."""
+    if not charges:
+        return False
+    spent, last = sum(charges), charges[-1]
+    assert spent - last <= max(budget, 0), (spent, last, budget)
+    # One try: its TRY_WORK, a unit per piece placed (empty ones too: "**"),
+    # and one per 128 bytes of the path, searched at most twice.
+    scanned = 2 * path_length // patterns.SCANNED_BYTES_PER_WORK + 1
+    assert last <= patterns.TRY_WORK + pieces + scanned, (last, pieces)
+    return spent > budget
 
 
-@pytest.mark.parametrize("size", [2_000, 100_000])
-def test_a_check_tries_few_of_18000_wildcard_rules(wildcards, size):
-    shape = SHAPES_BY_KEY["wildcards"]
-    with counted_tries() as tries:
-        wildcards.allowed(url(shape.path(size)), shape.token)
-    # Before the index: every one of about 18,000 rules, for any path that
-    # matched none.  A 2 KB path holds the keys of a few hundred.
-    assert tries[0] < (1_000 if size == 2_000 else 5_000), tries[0]
+def _check_answer(body: bytes, parsed: RobotsTxt, path: str, token: str) -> str:
+    """Check ``path`` for ``token``, counting its work: past its budget the
+    answer is ``too-complex`` (disallowed, no rule), otherwise the brute-force
+    oracle's.  The reason given."""
+    budget = patterns.work_budget(len(path))
+    rules = rules_for(body, token)
+    pieces = max((pattern.count("*") for _, pattern, _ in rules), default=0)
+    with counted_work() as charges:
+        decision = parsed.decide(url(path), token)
+    out_of_budget = _out_of_budget(charges, budget, len(path), pieces)
+    if decision.reason == robots.REASON_TOO_COMPLEX:
+        assert out_of_budget, (sum(charges), budget)
+        assert not decision.allowed
+        assert decision.rule is None
+        assert "disallowed to be safe" in decision.explain()
+        assert parsed.allowed(url(path), token) is False
+        return decision.reason
+    want = slow_rfc9309(rules, path)
+    assert (decision.allowed, decision.rule and decision.rule.line) == want
+    assert parsed.allowed(url(path), token) is want[0]
+    # The try that overdraws the budget may still answer: a wildcard pattern
+    # that matches, tried best first, is the best there is.
+    assert not out_of_budget or decision.rule is not None, (sum(charges), budget)
+    return decision.reason
 
 
-@contextmanager
-def counted_work() -> Iterator[list[int]]:
-    """The work a check takes, as the index counts it: keys found, tries
-    (with the pieces and bytes each took)."""
-    work = [0]
-    real_work = matcher.wildcard_work
-    real_positions = wildcard_index.present_positions
-
-    def counting(path: bytes, pattern: bytes) -> int:
-        done = real_work(path, pattern)
-        work[0] += wildcard_index.TRY_WORK + (~done if done < 0 else done)
-        return done
-
-    def counting_positions(*args: Any) -> set[int] | None:
-        found = real_positions(*args)
-        if found is not None:
-            work[0] += wildcard_index.KEY_WORK * len(found)
-        return found
-
-    with (
-        mock.patch.object(matcher, "wildcard_work", counting),
-        mock.patch.object(wildcard_index, "present_positions", counting_positions),
-    ):
-        yield work
-
-
-# (shape, whether a check of its path is answered exactly)
+# (shape, whether a check of its 2 KB path is answered exactly, as it was
+# before the parser rebuild: the wildcard index answered the first five)
 _BUDGET_CASES = [
     ("wildcards", True),
     ("short", True),
@@ -117,62 +102,36 @@ _BUDGET_CASES = [
 ]
 
 
+@pytest.mark.parametrize("key", [key for key, _ in _BUDGET_CASES])
+def test_a_check_takes_at_most_its_budget_of_work(key):
+    shape = SHAPES_BY_KEY[key]
+    body = shape.body()
+    parsed = RobotsTxt.parse(body)
+    path = shape.path(2_000)
+    parsed.allowed(url("/"), shape.token)  # the token's groups selected before
+    _check_answer(body, parsed, path, shape.token)
+
+
 @pytest.mark.parametrize(("key", "exact"), _BUDGET_CASES)
-def test_a_check_takes_at_most_its_budget_of_work(key, exact):
+def test_which_shapes_a_check_answers_exactly(key, exact):
     shape = SHAPES_BY_KEY[key]
     parsed = RobotsTxt.parse(shape.body())
-    target = url(shape.path(2_000))
-    parsed.allowed(url("/"), shape.token)  # compiled before counting
-    path_length = len(shape.path(2_000))
-    budget = wildcard_index.work_budget(path_length)
-    with counted_work() as work:
-        decision = parsed.decide(target, shape.token)
-    # The last try or key may overdraw the budget; no more.
-    assert work[0] <= budget + wildcard_index.TRY_WORK + path_length, work[0]
-    if exact:
-        assert decision.reason != robots.REASON_TOO_COMPLEX
-    else:
-        assert decision.reason == robots.REASON_TOO_COMPLEX
-        assert not decision.allowed
-        assert decision.rule is None
-        assert "disallowed to be safe" in decision.explain()
-        assert parsed.allowed(target, shape.token) is False
+    decision = parsed.decide(url(shape.path(2_000)), shape.token)
+    assert (decision.reason != robots.REASON_TOO_COMPLEX) is exact, decision.reason
 
 
-def test_the_shared_piece_is_not_the_key_of_crowded_patterns():
-    shape = SHAPES_BY_KEY["shared"]
-    parsed = RobotsTxt.parse(shape.body())
-    # A path that holds the shared piece and nothing else of the rules: with
-    # every pattern filed under the shared piece, all 21,000 would be tried.
-    target = url("/" + "-" * 1_000 + hostile_shapes.SHARED)
-    with counted_tries() as tries:
-        assert parsed.decide(target, shape.token).reason == robots.REASON_NO_MATCH
-    assert tries[0] == 0
-
-
-def test_a_crowded_dollar_pattern_is_filed_under_its_end():
-    # More than CROWDED patterns share their longest piece; each ending is
-    # its own (as a gram it would weigh more: a path holds many grams).
-    patterns = [b"/*sharedpiece*%d$" % n for n in range(100, 140)]
-    patterns += [b"/*q%dq*x" % n for n in range(10)]  # not crowded: kept as they are
-    kinds, keys = wildcard_keys.choose_keys(patterns)
-    assert kinds is not None
-    assert kinds[:40] == [wildcard_keys.END] * 40
-    assert keys[:40] == [b"%d" % n for n in range(100, 140)]
-    assert kinds[40:] == [wildcard_keys.GRAM] * 10
-    assert keys[40:] == [b"q%dq" % n for n in range(10)]
-
-
-def test_the_keys_chosen_do_not_depend_on_the_hash_seed():
-    # Ties between keys of equal cost are broken by the keys themselves, not
-    # by a set's order: a check's work, and whether it fits its budget, is
-    # the same in every process.
+def test_the_work_of_a_check_does_not_depend_on_the_hash_seed():
+    # The order of a file's entries comes from sorts by the patterns
+    # themselves, not from a set's order: a check's work, and whether it fits
+    # its budget, is the same in every process.
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from tests.helpers.bodies import SHAPES_BY_KEY as S;"
-        "from scrapy_robots_std.robotstxt.wildcard_keys import choose_keys;"
-        "pats = [l.split(b': ', 1)[1] for l in S['ordered'].body().splitlines()[1:2000]];"
-        "import hashlib; print(hashlib.sha256(repr(choose_keys(pats)).encode()).hexdigest())"
+        "from scrapy_robots_std import RobotsTxt;"
+        "from tests.helpers.bodies import SHAPES_BY_KEY as S, url;"
+        "from tests.helpers.work import work_of;"
+        "shapes = [S[key] for key in ('wildcards', 'groups', 'shared')];"
+        "print([work_of(RobotsTxt.parse(s.body()), url(s.path(2_000)), s.token)"
+        " for s in shapes])"
     )
     seen = {
         subprocess.run(
@@ -203,7 +162,8 @@ def _counting_finds(path: bytes) -> tuple[bytes, list[tuple[object, ...]]]:
 def test_a_long_pattern_longer_than_the_path_is_not_tried_piece_by_piece():
     pattern = b"/" + b"*a" * 8_000 + b"*b"
     path, calls = _counting_finds(b"/b" + b"a" * 1_998)
-    assert matcher.wildcard_match(path, pattern) is False
+    assert patterns.wildcard_work(path, pattern) == 0  # no work, no match
+    assert patterns.wildcard_match(path, pattern) is False
     assert not calls  # rejected on length alone
 
 
@@ -211,11 +171,12 @@ def test_pieces_past_the_tail_stop_the_match_early():
     pattern = b"/" + b"*a" * 500 + b"*b"
     path, calls = _counting_finds(b"/b" + b"a" * 5_000)
     # "b" occurs only before the a's: the first "a" placed is past it.
-    assert matcher.wildcard_match(path, pattern) is False
+    work = patterns.wildcard_work(path, pattern)
+    assert 0 <= work <= 1 + 2 * len(path) // patterns.SCANNED_BYTES_PER_WORK
     assert len(calls) <= 1
 
 
-# -- the index answers like the scans (hypothesis) ---------------------------------------
+# -- out of budget, too complex; in budget, exact (hypothesis) ------------------------------
 
 PIECES = st.sampled_from(["a", "b", "ab", "ba", "abc", "bca", "abcd", "dcba", "/", "."])
 PATTERNS = st.lists(st.one_of(PIECES, st.just("*")), min_size=1, max_size=6).map(
@@ -242,111 +203,32 @@ def _body(rules: list[tuple[bool, str]]) -> bytes:
 @given(
     rules=RULES,
     paths=st.lists(PATHS, min_size=1, max_size=5),
-    crowded=st.sampled_from([0, wildcard_keys.CROWDED]),
-)
-def test_the_wildcard_index_answers_like_the_scans(rules, paths, crowded):
-    body = _body(rules)
-    # The scans answer first: a parsed file compiles on its first check, so
-    # under the patches below it would build an index too.
-    scanned = RobotsTxt.parse(body)
-    wants = [scanned.decide(url(path), "FooBot") for path in paths]
-    assert scanned._last.rules is not None
-    assert scanned._last.rules.index is None
-    # Every index, and every key width in it, with its filter of codes; with
-    # ``crowded`` 0, every pattern takes its rarest key (start, end or gram).
-    with (
-        mock.patch.object(matcher, "INDEX_ABOVE", 0),
-        mock.patch.object(wildcard_index, "FILTER_ABOVE", 0),
-        mock.patch.object(wildcard_keys, "CROWDED", crowded),
-    ):
-        indexed = RobotsTxt.parse(body)
-        for path, want in zip(paths, wants, strict=True):
-            got = indexed.decide(url(path), "FooBot")
-            assert (got.allowed, got.rule) == (want.allowed, want.rule), path
-        if any("*" in pattern or "$" in pattern for _, pattern in rules):
-            assert indexed._last.rules is not None
-            assert indexed._last.rules.index is not None
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    rules=RULES,
-    paths=st.lists(PATHS, min_size=1, max_size=5),
-    budget=st.integers(min_value=-4_000, max_value=0),
+    # Up to 30 rules of up to 6 pieces on paths of up to 33 bytes: every try
+    # of every rule takes less than 300 units.
+    budget=st.integers(min_value=0, max_value=300),
 )
 def test_out_of_budget_a_check_disallows_and_otherwise_answers_exactly(
     rules, paths, budget
 ):
     body = _body(rules)
-    scanned = RobotsTxt.parse(body)
-    wants = [scanned.decide(url(path), "FooBot") for path in paths]
-    with (
-        mock.patch.object(matcher, "INDEX_ABOVE", 0),
-        mock.patch.object(wildcard_index, "WORK_PER_CHECK", budget),
-    ):
-        indexed = RobotsTxt.parse(body)
-        for path, want in zip(paths, wants, strict=True):
-            got = indexed.decide(url(path), "FooBot")
-            if got.reason == robots.REASON_TOO_COMPLEX:
-                assert not got.allowed
-                assert not indexed.allowed(url(path), "FooBot")
-            else:
-                assert (got.allowed, got.rule) == (want.allowed, want.rule), path
-
-
-@pytest.mark.parametrize("width", [1, 2, 3, 4])
-def test_the_filter_of_codes_finds_what_the_set_finds(width):
-    rng = random.Random(width)
-    alphabet = b"abcdefghij/-.%"
-    keys = {bytes(rng.choices(alphabet, k=width)) for _ in range(6_000)}
-    # Codes as the index reads them (a 3-byte key padded to 4 bytes).
-    codes = array(
-        {1: "B", 2: "H", 3: "I", 4: "I"}[width],
-        sorted(
-            int.from_bytes(key + b"\x00" if width == 3 else key, sys.byteorder)
-            for key in keys
-        ),
-    )
-    bits = wildcard_keys.code_filter(codes)
-    refused: set[int] = set()
-    for size in (1, 5, 200, 2_000):
-        path = b"/" + bytes(rng.choices(alphabet + b"xyz", k=size))
-        want = {
-            code for code in codes if code.to_bytes(4, sys.byteorder)[:width] in path
-        }
-        assert {
-            codes[at] for at in wildcard_keys.present_positions(path, width, codes)
-        } == want
-        found = wildcard_keys.present_positions(path, width, codes, bits)
-        assert found is not None
-        assert {codes[at] for at in found} == want
-        assert all(at == 0 or codes[at - 1] != codes[at] for at in found)
-        # More pieces through the filter than the caller may search: no
-        # answer (when the filter is read: a path of more pieces than there
-        # are codes streams through the codes instead).
-        for most in (0, len(want), 10**6):
-            capped = wildcard_keys.present_positions(path, width, codes, bits, most)
-            assert capped is None or capped == found
-            if capped is None:
-                refused.add(most)
-    assert 10**6 not in refused
-    if len(codes) > 2_000:  # every path above reads the filter
-        assert 0 in refused
+    with mock.patch.object(patterns, "work_budget", return_value=budget):
+        parsed = RobotsTxt.parse(body)
+        for path in paths:
+            _check_answer(body, parsed, path, "FooBot")
 
 
 @settings(max_examples=300, deadline=None)
 @given(pattern=PATTERNS, path=PATHS)
-def test_a_matching_path_holds_every_key_of_the_pattern(pattern, path):
+def test_a_matching_path_passes_the_quick_rejects(pattern, path):
+    # The chain's binary search skips a pattern whose literal prefix does not
+    # start the path, the best-first run one whose last piece it does not hold
+    # (or end with, for a final "$"): neither may refuse a path that matches.
     octets, target = pattern.encode(), path.encode()
-    if matcher.wildcard_match(target, octets):
-        for key in wildcard_keys.keys_of(octets):
-            kind, found = key[0], key[1:]
-            if kind == wildcard_keys.START:
-                assert target.startswith(found), key
-            elif kind == wildcard_keys.END:
-                assert target.endswith(found), key
-            else:
-                assert found in target, key
+    matched = patterns.wildcard_match(target, octets)
+    assert matched is matches(pattern, path)
+    if matched:
+        assert target.startswith(patterns.literal_prefix(octets))
+        assert not patterns._tail_missing(target, octets)
 
 
 # -- percent-normalisation without a regex callback ---------------------------------------
@@ -387,8 +269,15 @@ OCTETS = st.binary(max_size=40) | st.lists(
 @settings(max_examples=500, deadline=None)
 @given(value=OCTETS)
 def test_normalisation_agrees_with_the_regex_it_replaced(value):
-    assert matcher.normalize_rfc9309(value) == _reference_rfc9309(value)
-    assert matcher.normalize_1994(value) == _reference_1994(value)
+    assert patterns.normalize_rfc9309(value) == _reference_rfc9309(value)
+    assert patterns.normalize_1994(value) == _reference_1994(value)
+    if value.isascii():
+        # A URL's path, short (a regex callback per changed escape) and long
+        # (a split and a lookup per escape).
+        long = value * (300 // (len(value) or 1) + 1)
+        for octets in (value, long):
+            assert patterns.path_rfc9309(octets.decode()) == _reference_rfc9309(octets)
+            assert patterns.path_1994(octets.decode()) == _reference_1994(octets)
 
 
 # -- memory ---------------------------------------------------------------------------------
@@ -417,27 +306,37 @@ def test_memory_bytes_is_an_upper_bound_close_to_tracemalloc(key, token):
     body = ordinary() if key == "ordinary" else SHAPES_BY_KEY[key].body()
     kept, parsed = kept_after_a_check(body, token)
     estimate = parsed.memory_bytes()
-    assert kept <= estimate <= kept * 1.5 + 4_096, (kept, estimate)
+    assert kept <= estimate <= kept * 1.25 + 4_096, (kept, estimate)
 
 
-def test_memory_bytes_counts_what_is_built_later():
+def test_memory_bytes_counts_the_selections_a_check_remembers():
     parsed = RobotsTxt.parse(SHAPES_BY_KEY["groups"].body())
     before = parsed.memory_bytes()
     assert parsed.memory_bytes() == before
-    parsed.allowed(url("/x"), "Botlast")
+    parsed.allowed(url("/x"), "Botlast")  # the last token's selection
     after = parsed.memory_bytes()
     assert after > before
     assert parsed.memory_bytes() == after
+    parsed.allowed(url("/x"), "Otherbot")  # a second token: the memo
+    with_memo = parsed.memory_bytes()
+    assert parsed.memory_bytes() == with_memo
+    alone = RobotsTxt.parse(SHAPES_BY_KEY["groups"].body())
+    alone.allowed(url("/x"), "Otherbot")
+    assert with_memo > alone.memory_bytes()  # Botlast's selection, in the memo
+    # A selection is a few group numbers: no rules of a token's own.
+    assert with_memo - before < 4_096, with_memo - before
 
 
-def test_memory_bytes_is_cheap_once_counted():
+def test_memory_bytes_is_cheap():
     shape = SHAPES_BY_KEY["short"]  # 48,000 patterns
     parsed = RobotsTxt.parse(shape.body())
-    parsed.allowed(url("/x"), shape.token)
+    for number in range(robots.TOKEN_MEMO_SIZE + 1):  # and a full memo
+        parsed.allowed(url("/x"), f"Bot{chr(97 + number // 26)}{chr(97 + number % 26)}")
     first = parsed.memory_bytes()
     with mock.patch("sys.getsizeof", wraps=sys.getsizeof) as getsizeof:
         assert parsed.memory_bytes() == first
-    assert getsizeof.call_count < 20  # a few objects, not one per pattern
+    # A few objects, not one per pattern or per token.
+    assert getsizeof.call_count < 20, getsizeof.call_count
 
 
 def test_a_copy_without_diagnostics_counts_no_notes():
@@ -446,15 +345,22 @@ def test_a_copy_without_diagnostics_counts_no_notes():
     assert parsed.without_diagnostics().memory_bytes() < parsed.memory_bytes()
 
 
-def test_crawl_delay_compiles_nothing():
+def test_crawl_delay_selects_groups_only():
     body = SHAPES_BY_KEY["wildcards"].body() + b"Crawl-delay: 3\n"
     parsed = RobotsTxt.parse(body)
     before = parsed.memory_bytes()
-    with mock.patch.object(matcher, "RuleSet", side_effect=AssertionError("compiled")):
+    with (
+        mock.patch.object(
+            patterns, "best_match", side_effect=AssertionError("matched")
+        ),
+        mock.patch.object(layout.Groups, "span", side_effect=AssertionError("spans")),
+    ):
         assert parsed.crawl_delay("HostileBot") == 3.0
         assert parsed.request_rate("HostileBot") is None
         assert parsed.groups_for("HostileBot") == (("*",),)
-    assert isinstance(parsed._parsed.rule_values, bytes)  # no pattern table either
+    # Nothing remembered either: the selection is made again when asked.
+    assert parsed._last_token is None
+    assert parsed._memo is None
     assert parsed.memory_bytes() == before
 
 
@@ -470,31 +376,30 @@ def _named_groups(count: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def test_rotating_tokens_compile_once_each():
+def test_rotating_tokens_select_their_groups_once_each():
     count = robots.TOKEN_MEMO_SIZE
     parsed = RobotsTxt.parse(_named_groups(count))
     tokens = [f"Bot{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(count)]
-    with mock.patch.object(
-        RobotsTxt,
-        "_compile_rfc9309",
-        autospec=True,
-        side_effect=RobotsTxt._compile_rfc9309,
-    ) as compile_rules:
+    with mock.patch.object(groups, "select", wraps=groups.select) as select:
         for _ in range(3):
             for number, token in enumerate(tokens):
                 assert not parsed.allowed(url(f"/only-{number}/x"), token)
                 assert parsed.allowed(url("/star/x"), token)
-    assert compile_rules.call_count == count
+    assert select.call_count == count
 
 
-def test_tokens_that_choose_the_same_groups_share_their_rules():
+def test_tokens_that_select_the_same_groups_keep_no_rules_of_their_own():
     parsed = RobotsTxt.parse(_named_groups(3))
-    with mock.patch.object(
-        RobotsTxt,
-        "_compile_rfc9309",
-        autospec=True,
-        side_effect=RobotsTxt._compile_rfc9309,
-    ) as compile_rules:
+    star = parsed._parsed.groups.span(3)  # the "*" group, the last
+    asked: list[tuple[object, object]] = []
+    real_best_match = patterns.best_match
+
+    def recording(rules: Any, spans: Any, path: bytes) -> int:
+        asked.append((rules, spans))
+        return real_best_match(rules, spans, path)
+
+    sizes = []
+    with mock.patch.object(patterns, "best_match", recording):
         for round_number in range(3):
             for number in range(200):  # far more than the memo holds
                 token = (
@@ -504,7 +409,15 @@ def test_tokens_that_choose_the_same_groups_share_their_rules():
                 )
                 token = re.sub(r"[^A-Za-z_-]", "q", token)
                 assert not parsed.allowed(url("/star/x"), token)
-    assert compile_rules.call_count == 1
+            sizes.append(parsed.memory_bytes())
+    # Every check read the file's one table of rules, through the same group.
+    assert len(asked) == 600
+    assert all(rules is parsed._parsed.rules for rules, _ in asked)
+    assert all(spans == (star,) for _, spans in asked)
+    # 600 tokens keep what a full memo keeps, no more.
+    assert parsed._memo is not None
+    assert len(parsed._memo) == robots.TOKEN_MEMO_SIZE
+    assert sizes[0] == sizes[1] == sizes[2], sizes
 
 
 def test_the_token_memo_is_bounded():
@@ -548,11 +461,11 @@ def test_distinct_hostile_files_leave_nothing_behind():
         tracemalloc.stop()
     # 2,000 files of 16 KB of keys each: 32 MB went through the parser.
     assert grown < 256 * 1024, grown
-    assert len(parser._KEY_CACHE) <= parser._KEY_CACHE_LIMIT
+    assert len(reader._KEY_CACHE) <= reader._KEY_CACHE_LIMIT
 
 
 def test_spellings_are_exact_after_many_files():
-    for number in range(parser._SPELLING_LIMIT + 10):
+    for number in range(layout.MAX_SPELLINGS + 10):
         RobotsTxt.parse(f"User-agent: *\nDisallow{number:06d}: /x\n".encode())
     parsed = RobotsTxt.parse(b"User-agent: *\nDISALLOW : /x\nDisallowed: /y\n")
     assert parsed.decide(url("/x"), "Bot").rule.directive == "DISALLOW"
@@ -560,7 +473,7 @@ def test_spellings_are_exact_after_many_files():
 
 
 def test_a_file_with_more_spellings_than_codes_reports_the_canonical_one():
-    count = parser._SPELLING_LIMIT + 5
+    count = layout.MAX_SPELLINGS + 5
     lines = ["User-agent: *"] + [f"Disallow-{n}: /p{n}/" for n in range(count)]
     parsed = RobotsTxt.parse(("\n".join(lines) + "\n").encode())
     assert parsed.decide(url("/p1/"), "Bot").rule.directive == "Disallow-1"
@@ -599,7 +512,7 @@ class _RotatingSpider(Spider):
 
 @pytest.mark.crawl
 @deferred_f_from_coro_f
-async def test_a_crawl_with_rotating_tokens_compiles_each_once(
+async def test_a_crawl_with_rotating_tokens_selects_each_once(
     hostile: HostileServer,
 ) -> None:
     count = 40
@@ -608,12 +521,15 @@ async def test_a_crawl_with_rotating_tokens_compiles_each_once(
         for round_number in range(2):
             hostile.add_route(f"/page-{round_number}-{number}", Reply(200, {}, b"ok"))
     tokens = tuple(f"Bot{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(count))
-    with mock.patch.object(
-        RobotsTxt,
-        "_compile_rfc9309",
-        autospec=True,
-        side_effect=RobotsTxt._compile_rfc9309,
-    ) as compile_rules:
+    with (
+        mock.patch.object(groups, "select", wraps=groups.select) as select,
+        mock.patch.object(
+            RobotsTxt, "crawl_delay", autospec=True, side_effect=RobotsTxt.crawl_delay
+        ) as delays,
+        mock.patch.object(
+            RobotsTxt, "request_rate", autospec=True, side_effect=RobotsTxt.request_rate
+        ) as rates,
+    ):
         crawler = get_crawler(
             _RotatingSpider,
             {**crawl_settings(), "CONCURRENT_REQUESTS": 4, "LOG_LEVEL": "INFO"},
@@ -625,8 +541,14 @@ async def test_a_crawl_with_rotating_tokens_compiles_each_once(
     assert stats["test/refused"] == 2 * count
     assert stats["robots_std/dropped/rule"] == 2 * count
     assert len(hostile.requests_for("/robots.txt")) == 1
-    # One compile per token, though each token came back for a second round.
-    assert compile_rules.call_count == count
+    # One selection per token for its checks, though each token came back for a
+    # second round.  The delay the origin asks is read without remembering a
+    # selection (test_crawl_delay_selects_groups_only): one each, per origin.
+    assert {call.args[1] for call in select.call_args_list} == {
+        token.lower() for token in tokens
+    }
+    assert delays.call_count == rates.call_count == 1
+    assert select.call_count == count + delays.call_count + rates.call_count
 
 
 # -- a check past its budget of work, in a real crawl -------------------------------------

@@ -15,6 +15,8 @@
 * :mod:`~tests.helpers.cache`, :mod:`~tests.helpers.fakes`,
   :mod:`~tests.helpers.memory`, :mod:`~tests.helpers.corpus` (the real files),
   :mod:`~tests.helpers.redis_server`;
+* :mod:`~tests.helpers.oracle`: brute-force answers to check the matcher against,
+  and :mod:`~tests.helpers.work`: the work a check charges to its budget;
 * worker processes, run as ``python -m tests.helpers.<name>`` with the repository
   root on ``PYTHONPATH`` (:func:`~tests.helpers.processes.worker_command`):
   ``fleet_crawler``, ``jobdir_crawler``, ``redis_worker``, ``sqlite_worker``.
