@@ -88,11 +88,13 @@ def _check_answer(body: bytes, parsed: RobotsTxt, path: str, token: str) -> str:
     return decision.reason
 
 
-# (shape, whether a check of its 2 KB path is answered exactly, as it was
-# before the parser rebuild: the wildcard index answered the first five)
+# (shape, whether a check of its 2 KB path is answered exactly).  The parser
+# of 0.4 filed wildcard rules in an index and also answered "wildcards" and
+# "short" exactly; with the budget alone, their thousands of rooted wildcard
+# rules (``/*...``, ``*...``) are past it (docs/standards.md, "Hostile files").
 _BUDGET_CASES = [
-    ("wildcards", True),
-    ("short", True),
+    ("wildcards", False),
+    ("short", False),
     ("long", True),
     ("groups", True),
     ("agents", True),
@@ -564,21 +566,27 @@ async def test_a_crawl_drops_a_check_past_its_budget_with_its_own_reason(
     shape = SHAPES_BY_KEY["ordered"]
     hostile.add_route("/robots.txt", Reply(200, {}, shape.body()))
     # Every letter in decreasing order: each of the ~25,000 rules is a try
-    # that fails.  "/-" holds no key of any rule: answered at once.
-    complex_path, plain_path = shape.path(200), "/-"
-    for path in (complex_path, plain_path):
+    # that fails, past the budget.  "/abcd" matches the first rule tried
+    # ("/*a*b*c*d", best first): answered exactly, by that rule.
+    complex_path, ruled_path = shape.path(200), "/abcd"
+    for path in (complex_path, ruled_path):
         hostile.add_route(path, Reply(200, {}, b"ok"))
     result = await run_crawl(
-        [hostile.url(complex_path), hostile.url(plain_path)], crawl_settings()
+        [hostile.url(complex_path), hostile.url(ruled_path)], crawl_settings()
     )
-    assert result.responses == [hostile.url(plain_path)]
+    assert result.responses == []
     assert hostile.requests_for(complex_path) == []
     assert result.stats["robots_std/dropped/too-complex"] == 1
-    assert result.stats["robotstxt/forbidden"] == 1
-    [failure] = result.failures
+    assert result.stats["robots_std/dropped/rule"] == 1
+    assert result.stats["robotstxt/forbidden"] == 2
+    reasons = {failure.decision.reason: failure for failure in result.failures}
+    assert set(reasons) == {robots.REASON_TOO_COMPLEX, robots.REASON_RULE}
+    failure = reasons[robots.REASON_TOO_COMPLEX]
     assert isinstance(failure, RobotsTxtDisallowed)
-    assert failure.decision.reason == robots.REASON_TOO_COMPLEX
     assert failure.robots_url == hostile.url("/robots.txt")
-    [line] = [m for m in result.messages() if m.startswith("Forbidden by robots.txt")]
-    assert "disallowed to be safe" in line
+    [line] = [
+        m
+        for m in result.messages()
+        if m.startswith("Forbidden by robots.txt") and "disallowed to be safe" in m
+    ]
     assert hostile.url("/robots.txt") in line

@@ -2,7 +2,8 @@
 
 :func:`counted_work` records each charge in order: a wildcard pattern tried in
 full (``patterns.TRY_WORK`` and the pieces and bytes it took, from
-``patterns.wildcard_work``) or a best-first quick reject (one unit, when the
+``patterns.wildcard_work``) or a best-first quick reject (one unit and a unit
+per ``patterns.SCANNED_BYTES_PER_WORK`` bytes of the path it searched, when the
 pattern's last piece is missing from the path).  The hostile-bounds tests
 compare the sum with ``patterns.work_budget``.
 """
@@ -38,7 +39,7 @@ def counted_work() -> Iterator[list[int]]:
     def counting_rejects(path: bytes, pattern: bytes) -> bool:
         missing = real_tail_missing(path, pattern)
         if missing:
-            charges.append(1)
+            charges.append(1 + len(path) // patterns.SCANNED_BYTES_PER_WORK)
         return missing
 
     with (
