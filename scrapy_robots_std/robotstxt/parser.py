@@ -137,32 +137,6 @@ class _GroupDraft:
         self.agents.append(value)
 
 
-# The whitespace bytes.isspace() and bytes.strip() know, as text.
-_ASCII_SPACE = " \t\n\r\x0b\x0c"
-_AGENT_NAME_RE = re.compile(r"[A-Za-z_-]*")
-
-
-def agent_name_rfc9309(agent: str) -> str | None:
-    """What the reference compares of a user-agent value: its leading [A-Za-z_-]+.
-
-    None for the global group: ``*`` alone or followed by whitespace.  ``agent``
-    is the value as stored (decoded); its ASCII prefix is the bytes' prefix.
-    """
-    if agent[:1] == "*" and (len(agent) == 1 or agent[1] in _ASCII_SPACE):
-        return None
-    match = _AGENT_NAME_RE.match(agent)
-    assert match is not None  # the pattern matches the empty string
-    return match.group().lower()
-
-
-def agent_name_1994(agent: str) -> str | None:
-    """Agent value with version information (from ``/``) dropped; None for ``*``."""
-    name = agent.split("/", 1)[0].strip(_ASCII_SPACE)
-    if name == "*":
-        return None
-    return name.lower()
-
-
 class RequestRate(NamedTuple):
     """``Request-rate: 1/5`` -> ``RequestRate(requests=1, seconds=5.0)``."""
 

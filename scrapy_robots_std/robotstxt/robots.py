@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import compile as _compile
+from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import parser as _parser
 from scrapy_robots_std.robotstxt import usage as _usage
@@ -22,7 +22,7 @@ from scrapy_robots_std.robotstxt.pattern_table import pattern_table
 from scrapy_robots_std.robotstxt.wildcards import TOO_COMPLEX
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from scrapy_robots_std.robotstxt.usage import UsagePreferences, UsageSummary
 
@@ -39,7 +39,6 @@ REASON_TOO_COMPLEX = "too-complex"
 _HTTP_URL_RE = _matcher.HTTP_URL_RE
 _ALLOW_SHIFT = _matcher.ALLOW_SHIFT
 _LINE_SHIFT = _parser.LINE_SHIFT
-_RFC9309_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 
 
 @dataclass(frozen=True)
@@ -390,8 +389,8 @@ class RobotsTxt:
         if memo is not None and token in memo:
             return memo[token].groups
         if self.standard == RFC9309:
-            return self._select_rfc9309(_check_token_rfc9309(token))
-        return self._select_1994(_check_token_1994(token))
+            return self._select_rfc9309(_groups.check_token(token, RFC9309))
+        return self._select_1994(_groups.check_token(token, self.standard))
 
     def _compiled_for(self, groups: tuple[int, ...]) -> _Compiled:
         if not groups:
@@ -451,7 +450,7 @@ class RobotsTxt:
         parsed = self._parsed
         text = parsed.agent_text
         bounds = parsed.group_bounds
-        name_of = _parser.agent_name_rfc9309
+        name_of = _groups.agent_name_rfc9309
         # Each group's agent text, read straight from the packed text.
         texts = [
             text[bounds[i] : bounds[i + 3] - 1] for i in range(0, len(bounds) - 1, 3)
@@ -533,7 +532,7 @@ class RobotsTxt:
         parsed = self._parsed
         text = parsed.agent_text
         bounds = parsed.group_bounds
-        name_of = _parser.agent_name_1994
+        name_of = _groups.agent_name_1994
         records = [
             (i // 3, set(map(name_of, text[bounds[i] : bounds[i + 3] - 1].split("\n"))))
             for i in range(0, len(bounds) - 1, 3)
@@ -564,43 +563,6 @@ class RobotsTxt:
         ]
         prefixes = _matcher.PrefixIndex(_matcher.best_of(mine, firsts), table)
         return _Compiled(numbers, None, prefixes, table)
-
-
-def _group_names(
-    group: _parser.Group, name_of: Callable[[str], str | None]
-) -> set[str | None]:
-    """The names a group's agents compare by; None stands for ``*``."""
-    return {name_of(agent) for agent in group.agents}
-
-
-def _check_token_rfc9309(token: str) -> str:
-    # A token the pattern accepts passes every common check too.
-    if isinstance(token, str) and _RFC9309_TOKEN_RE.fullmatch(token):
-        return token.lower()
-    _check_token_common(token)
-    if not _RFC9309_TOKEN_RE.fullmatch(token):
-        raise ValueError(
-            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
-            " letters, '_' and '-'"
-        )
-    return token.lower()
-
-
-def _check_token_1994(token: str) -> str:
-    _check_token_common(token)
-    return token.lower()
-
-
-def _check_token_common(token: object) -> None:
-    if not isinstance(token, str):
-        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
-    if not token:
-        raise ValueError("token must not be empty")
-    if any(char.isspace() for char in token) or "/" in token:
-        raise ValueError(
-            f"invalid token {token!r}: give the product token only"
-            " (no spaces, no '/version')"
-        )
 
 
 _ALLOWED_ROBOTS_TXT = Decision(True, None, REASON_ROBOTS_TXT)
