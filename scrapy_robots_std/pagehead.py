@@ -98,8 +98,11 @@ class HeadReader:
         *,
         limit: int = HEAD_MAX_BYTES,
         most: int = MAX_METAS,
+        label: str = "robots meta tag(s)",
     ) -> None:
         self.limit = limit
+        #: what the kept tags are, as a note names them (TDMRep reads its own)
+        self.label = label
         self._target = _Target(wanted, most)
         self._parsers: dict[str | None, Any] = {}
 
@@ -128,8 +131,7 @@ class HeadReader:
         if target.more:
             notes.insert(
                 0,
-                f"{target.more} robots meta tag(s) past the first {target.most} "
-                "not read",
+                f"{target.more} {self.label} past the first {target.most} not read",
             )
         return Head(tuple(target.metas), target.more, tuple(notes))
 

@@ -36,6 +36,10 @@ DROP_USAGE_UNKNOWN: Final = (
 #: a response's X-Robots-Tag / robots meta tag said noai or noimageai to the purpose
 DROP_USAGE_PAGE_HEADER: Final = "usage-page-header"
 DROP_USAGE_PAGE_META: Final = "usage-page-meta"
+# TDMRep (a usage purpose declared), named by source.
+#: a response's tdm-reservation header / meta tag said 1 (reserved) to the purpose
+DROP_USAGE_TDM_HEADER: Final = "usage-tdm-header"
+DROP_USAGE_TDM_META: Final = "usage-tdm-meta"
 #: a request the spider yielded from a response whose X-Robots-Tag / robots meta
 #: tag says nofollow (or none)
 DROP_NOFOLLOW_HEADER: Final = "nofollow-header"
@@ -199,6 +203,21 @@ def page_items_dropped(reason: str) -> str:
 def page_items_would_drop(reason: str) -> str:
     """The same in a dry run: kept, but would have been dropped."""
     return stat("page", "items_would_drop", reason)
+
+
+# -- TDMRep (a usage purpose declared) ------------------------------------------------
+#: responses whose TDMRep headers and meta tags were read
+TDM_RESPONSES: Final = stat("tdm", "responses")
+#: responses TDMRep decided: reserved (1) or not (0)
+TDM_RESERVED: Final = stat("tdm", "reserved")
+TDM_NOT_RESERVED: Final = stat("tdm", "not_reserved")
+#: ... by the technique that decided: a header, a meta tag
+TDM_FROM_HEADER: Final = stat("tdm", "from", "header")
+TDM_FROM_META: Final = stat("tdm", "from", "meta")
+#: responses whose deciding statement names a tdm-policy (exposed, never fetched)
+TDM_POLICY: Final = stat("tdm", "policy")
+#: responses whose TDMRep reading left a note (a protocol error: unset; a bound)
+TDM_NOTES: Final = stat("tdm", "notes")
 
 
 # -- the audit file (ROBOTS_STD_AUDIT_PATH) --------------------------------------------

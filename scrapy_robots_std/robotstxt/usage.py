@@ -192,14 +192,7 @@ class UsagePreferences:
             )
             if (source := _header_source(field_name, lines)) is not None
         ]
-        if not added:
-            return self
-        return UsagePreferences(
-            self.reason,
-            (*self.sources, *added),
-            _folded(AIPREF, added, self.aipref),
-            _folded(CONTENT_SIGNAL, added, self.content_signal),
-        )
+        return self.with_sources(added)
 
     def with_sources(self, added: Iterable[UsageSource]) -> UsagePreferences:
         """These preferences with other statements folded in most restrictively.

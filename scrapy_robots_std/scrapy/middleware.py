@@ -34,6 +34,7 @@ from scrapy_robots_std.scrapy.robotparser import StdRobotParser
 from scrapy_robots_std.scrapy.sitemaps import SitemapFeeder
 from scrapy_robots_std.scrapy.startup import report_startup
 from scrapy_robots_std.scrapy.store import Store
+from scrapy_robots_std.scrapy.tdm import TdmReader
 from scrapy_robots_std.scrapy.usage import UsageGate
 from scrapy_robots_std.scrapy.verdicts import WAITED_META, VerdictBook
 
@@ -90,6 +91,8 @@ class RobotsTxtStdMiddleware:
         self.page = PageReader.build(
             crawler, self.config, self.token_of, self.audit, self.report
         )
+        #: TDMRep: read only for a request with a usage purpose
+        self.tdm = TdmReader(crawler)
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signals.spider_closed)
@@ -121,11 +124,13 @@ class RobotsTxtStdMiddleware:
 
     def process_response(self, request: Request, response: Response) -> Response:
         """Put the usage preferences (and the page directives, unless they are
-        off) on the response; drop it when they say no to the declared purpose
-        (``ROBOTS_STD_USAGE_ENFORCE = "drop"``)."""
+        off, and TDMRep, when a purpose is declared) on the response; drop it when
+        they say no to the declared purpose (``ROBOTS_STD_USAGE_ENFORCE = "drop"``)."""
         if FETCH_META not in request.meta:  # not our own robots.txt fetches
-            page = () if self.page is None else self.page.read(request, response)
-            self.usage.after(request, response, page)
+            said = () if self.page is None else self.page.read(request, response)
+            if self.usage.declared(request):
+                said = (*said, *self.tdm.read(request, response))
+            self.usage.after(request, response, said)
         return response
 
     def sitemaps(self, url: str) -> tuple[str, ...] | None:

@@ -22,6 +22,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.config import ENFORCE_DROP, ENFORCE_OFF, UNKNOWN_DENY
+from scrapy_robots_std.pagerules import META
 from scrapy_robots_std.robotstxt.usage import (
     HEADER,
     REASON_DISALLOWED,
@@ -42,6 +43,7 @@ from scrapy_robots_std.robotstxt.usage_vocab import (
 )
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.origin import origin_of
+from scrapy_robots_std.tdmrep import RESERVATION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -231,6 +233,11 @@ class UsageGate:
 
     # -- deciding ----------------------------------------------------------------------
 
+    def declared(self, request: Request) -> bool:
+        """Whether ``request`` has a usage purpose (the setting or its meta), valid
+        or not: only then are the sources read that only a purpose needs (TDMRep)."""
+        return request.meta.get(PURPOSE_META, self.config.usage_purpose) is not None
+
     def _purpose(self, request: Request) -> str | None:
         purpose = request.meta.get(PURPOSE_META, self.config.usage_purpose)
         if purpose is None:
@@ -328,15 +335,28 @@ class UsageGate:
 
 
 #: Where a response's "no" came from, as a drop line says it.
-_WHERE: Final = {_stats.DROP_USAGE_PAGE_META: " (the page's meta tags)"}
+_WHERE: Final = {
+    _stats.DROP_USAGE_PAGE_META: " (the page's meta tags)",
+    _stats.DROP_USAGE_TDM_META: " (the page's meta tags)",
+}
+#: A TDMRep statement's reason, by where it came with the response.
+_TDM_REASONS: Final = {
+    HEADER: _stats.DROP_USAGE_TDM_HEADER,
+    META: _stats.DROP_USAGE_TDM_META,
+}
 _USAGE_FIELDS: Final = frozenset(vocabulary.field for vocabulary in VOCABULARIES)
 
 
 def _response_reason(decision: PurposeDecision) -> str:
     """A response's "no": named by the first source that came with the response
     (a ``Content-Usage`` / ``Content-Signal`` header, an ``X-Robots-Tag`` line, a
-    robots meta tag), else robots.txt's."""
+    robots meta tag, a TDMRep header or meta tag), else robots.txt's."""
     for source in decision.sources:
+        if source.field == RESERVATION:
+            reason = _TDM_REASONS.get(source.origin)
+            if reason is not None:
+                return reason
+            continue  # tdmrep.json: known before the response, like robots.txt
         if source.origin == ROBOTS_TXT:
             continue
         if source.field in _USAGE_FIELDS:
