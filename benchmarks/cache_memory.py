@@ -98,8 +98,8 @@ def stored_entry(url: str, robots: Any) -> Any:
     after a 200 without redirects, holding ``robots`` (a parsed ``RobotsTxt``)."""
     from scrapy_robots_std import policy as _policy
     from scrapy_robots_std.cache import CacheEntry
-    from scrapy_robots_std.scrapy.fetcher import describe as _describe
     from scrapy_robots_std.scrapy.origin import origin_of
+    from scrapy_robots_std.scrapy.settle import describe as _describe
 
     origin = origin_of(url)
     assert origin is not None, url

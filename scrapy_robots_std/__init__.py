@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.usage import UsageDisallowed
     from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
     from scrapy_robots_std.scrapy.waiting_redis import RobotsAwareRedisQueue
+    from scrapy_robots_std.tdmrep import TdmRep, TdmStatement
 
 __version__ = "0.4.0"
 
@@ -64,6 +65,8 @@ __all__ = [
     "Rule",
     "SettingsError",
     "StdRobotParser",
+    "TdmRep",
+    "TdmStatement",
     "UsageDisallowed",
     "UsagePreference",
     "UsagePreferences",
@@ -101,6 +104,9 @@ _LAZY_NAMES = {
     "PageDirectivesMiddleware": "scrapy_robots_std.scrapy.page",
     "PageNoindexDropped": "scrapy_robots_std.scrapy.page",
     "PageNoindexPipeline": "scrapy_robots_std.scrapy.page",
+    # TDMRep (pure): what a response's headers and meta tags say, meta["robots_std_tdm"]
+    "TdmRep": "scrapy_robots_std.tdmrep",
+    "TdmStatement": "scrapy_robots_std.tdmrep",
 }
 
 #: Public names that differ from the name in their module.

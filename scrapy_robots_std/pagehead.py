@@ -24,7 +24,16 @@ from scrapy_robots_std.pagerules import MAX_METAS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["HEAD_MAX_BYTES", "Head", "HeadReader", "read_head"]
+__all__ = ["HEAD_MAX_BYTES", "Head", "HeadReader", "is_html", "read_head"]
+
+#: The media types whose head is read for meta tags.
+_HTML_TYPES: Final = (b"text/html", b"application/xhtml+xml")
+
+
+def is_html(content_type: bytes) -> bool:
+    """Whether a ``Content-Type`` value names an HTML page (its head has meta tags)."""
+    return content_type.split(b";", 1)[0].strip().lower() in _HTML_TYPES
+
 
 #: The most bytes of a body read for its head (a head with more is cut, and noted).
 HEAD_MAX_BYTES: Final = 128 * 1024

@@ -9,7 +9,8 @@ from scrapy import Spider
 from scrapy.utils.test import get_crawler
 from twisted.internet.defer import Deferred
 
-from scrapy_robots_std.scrapy.fetcher import Fetcher, stale_detail
+from scrapy_robots_std.scrapy.fetcher import Fetcher
+from scrapy_robots_std.scrapy.settle import stale_detail
 
 
 class _Spider(Spider):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -38,6 +37,7 @@ from tests.helpers.crawl import (
     settings,
     stat,
 )
+from tests.helpers.pages import Lines, meta
 from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
     from tests.helpers.crawl import CrawlResult
-    from tests.helpers.server import Exchange, HostileServer
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 
@@ -61,28 +61,6 @@ OBEY = {"ROBOTS_STD_PAGE_DIRECTIVES": "obey", **PIPELINE}
 def html(*links: str, head: str = "") -> bytes:
     anchors = "".join(f'<a href="{link}">{link}</a>' for link in links)
     return f"<html><head><title>t</title>{head}</head><body>{anchors}</body></html>".encode()
-
-
-def meta(name: str, content: str) -> str:
-    return f'<meta name="{name}" content="{content}">'
-
-
-@dataclass(frozen=True)
-class Lines:
-    """A 200 whose header lines are given as (name, value): repeats allowed."""
-
-    headers: tuple[tuple[bytes, bytes], ...]
-    body: bytes = b""
-
-    def serve(self, exchange: Exchange) -> None:
-        lines = [b"HTTP/1.1 200 OK\r\n"]
-        lines += [name + b": " + value + b"\r\n" for name, value in self.headers]
-        lines.append(
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(self.body)
-        )
-        exchange.send(b"".join(lines))
-        if exchange.record.method != "HEAD":
-            exchange.send_body(self.body)
 
 
 class LinkSpider(HostileSpider):

@@ -10,7 +10,6 @@ The suite runs these crawls under asyncio and again under Twisted's default reac
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,11 +19,12 @@ from scrapy_robots_std import UsageDisallowed
 from scrapy_robots_std.scrapy import tdm as tdm_module
 from scrapy_robots_std.tdmrep import EMPTY, TdmRep
 from tests.helpers.crawl import MW_LOGGER, assert_no_errors, run_crawl, settings, stat
+from tests.helpers.pages import Lines, meta
 from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
     from tests.helpers.crawl import CrawlResult
-    from tests.helpers.server import Exchange, HostileServer
+    from tests.helpers.server import HostileServer
 
 pytestmark = pytest.mark.crawl
 
@@ -38,28 +38,6 @@ def html(head: str = "", body: str = "") -> bytes:
     return (
         f"<html><head><title>t</title>{head}</head><body>{body}</body></html>".encode()
     )
-
-
-def meta(name: str, content: str) -> str:
-    return f'<meta name="{name}" content="{content}">'
-
-
-@dataclass(frozen=True)
-class Lines:
-    """A 200 whose header lines are given as (name, value): repeats allowed."""
-
-    headers: tuple[tuple[bytes, bytes], ...]
-    body: bytes = b""
-
-    def serve(self, exchange: Exchange) -> None:
-        lines = [b"HTTP/1.1 200 OK\r\n"]
-        lines += [name + b": " + value + b"\r\n" for name, value in self.headers]
-        lines.append(
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(self.body)
-        )
-        exchange.send(b"".join(lines))
-        if exchange.record.method != "HEAD":
-            exchange.send_body(self.body)
 
 
 def serve_site(server: HostileServer, robots: bytes = ROBOTS) -> dict[str, str]:

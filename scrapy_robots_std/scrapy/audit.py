@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.config import Config
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
-    from scrapy_robots_std.scrapy.fetcher import Fetched
     from scrapy_robots_std.scrapy.report import Report
+    from scrapy_robots_std.scrapy.settle import Fetched
 
 __all__ = ["AUDIT_SETTING", "SCHEMA", "AuditLog", "iso_time"]
 

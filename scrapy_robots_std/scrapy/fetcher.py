@@ -23,13 +23,7 @@ from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.cache.base import CacheEntry
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.download import RobotsDownload
-from scrapy_robots_std.scrapy.settle import (
-    Fetched,
-    Settler,
-    describe,
-    stale_detail,
-    unreachable_entry,
-)
+from scrapy_robots_std.scrapy.settle import Fetched, Settler
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,9 +36,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.report import Report
     from scrapy_robots_std.scrapy.store import Store
 
-# Fetched and the entry helpers live in settle.py; the book, the audit and the
-# middleware import them from here, the fetch cycle's module.
-__all__ = ["Fetched", "Fetcher", "describe", "stale_detail", "unreachable_entry"]
+__all__ = ["Fetcher"]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 

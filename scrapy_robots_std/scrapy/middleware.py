@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
     from scrapy_robots_std.cache.base import CacheEntry
-    from scrapy_robots_std.scrapy.fetcher import Fetched
+    from scrapy_robots_std.scrapy.settle import Fetched
 
 __all__ = ["RobotsTxtDisallowed", "RobotsTxtStdMiddleware"]
 

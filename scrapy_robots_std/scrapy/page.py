@@ -31,7 +31,7 @@ from w3lib.encoding import http_content_type_encoding
 
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.config import PAGE_OBEY, PAGE_OFF, Config
-from scrapy_robots_std.pagehead import HeadReader
+from scrapy_robots_std.pagehead import HeadReader, is_html
 from scrapy_robots_std.pagerules import (
     DIRECTIVES,
     EMPTY,
@@ -70,7 +70,6 @@ PAGE_META: Final = "robots_std_page"
 #: The spider middleware's place: near the engine, after the spider's own
 #: middlewares, so the items it marks are the ones the pipelines get.
 SPIDER_MIDDLEWARE_PRIORITY: Final = 40
-_HTML_TYPES: Final = (b"text/html", b"application/xhtml+xml")
 #: Items marked and not yet seen by the pipeline (a bound: an item a pipeline
 #: replaced before ours is never seen; the oldest mark goes first).
 _MARKS_MAX: Final = 10_000
@@ -193,11 +192,11 @@ class PageReader:
     def _directives(self, request: Request, response: Response) -> PageDirectives:
         lines = response.headers.getlist(b"X-Robots-Tag")
         content_type = response.headers.get(b"Content-Type") or b""
-        mime = content_type.split(b";", 1)[0].strip().lower()
-        if not lines and mime not in _HTML_TYPES:
+        html = is_html(content_type)
+        if not lines and not html:
             return EMPTY
         token = self.token_of(request)
-        if mime not in _HTML_TYPES:
+        if not html:
             return read(lines, (), token)
         heads = self._heads.get(token)
         if heads is None:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Final
 from w3lib.encoding import http_content_type_encoding
 
 from scrapy_robots_std import stats as _stats
-from scrapy_robots_std.pagehead import HeadReader
+from scrapy_robots_std.pagehead import HeadReader, is_html
 from scrapy_robots_std.pagerules import META
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.tdmrep import EMPTY, MAX_LINES, TdmRep, meta_filter, read
@@ -38,7 +38,6 @@ logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
 #: request/response meta: the response's :class:`~scrapy_robots_std.tdmrep.TdmRep`
 TDM_META: Final = "robots_std_tdm"
-_HTML_TYPES: Final = (b"text/html", b"application/xhtml+xml")
 #: meta tags of the two TDMRep names kept per page (more are a protocol error)
 _METAS: Final = 2 * MAX_LINES
 
@@ -69,8 +68,7 @@ class TdmReader:
         reservation = headers.getlist(b"tdm-reservation")
         policy = headers.getlist(b"tdm-policy")
         content_type = headers.get(b"Content-Type") or b""
-        mime = content_type.split(b";", 1)[0].strip().lower()
-        if mime not in _HTML_TYPES:
+        if not is_html(content_type):
             if not (reservation or policy):
                 return EMPTY
             return read(reservation, policy)

@@ -29,8 +29,8 @@ from twisted.internet.defer import Deferred
 from scrapy_robots_std.policy import FetchReason
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.download import FETCH_META
-from scrapy_robots_std.scrapy.fetcher import Fetched, Fetcher, unreachable_entry
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
+from scrapy_robots_std.scrapy.settle import Fetched, unreachable_entry
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from scrapy_robots_std.cache.base import CacheEntry
+    from scrapy_robots_std.scrapy.fetcher import Fetcher
     from scrapy_robots_std.scrapy.store import Store
 
 __all__ = ["WAITED_META", "VerdictBook", "WaitingQueue"]
