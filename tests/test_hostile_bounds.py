@@ -230,7 +230,7 @@ def test_a_matching_path_passes_the_quick_rejects(pattern, path):
     assert matched is matches(pattern, path)
     if matched:
         assert target.startswith(patterns.literal_prefix(octets))
-        assert not patterns._tail_missing(target, octets)
+        assert not patterns.tail_missing(target, octets)
 
 
 # -- percent-normalisation without a regex callback ---------------------------------------

@@ -8,14 +8,16 @@ read here only:
 * a rule's **candidate**, the int that orders rules the way a standard
   decides: ``priority | allow | (LINE_MAX - line) | entry``;
 * a group's **bounds**, :data:`GROUP_STRIDE` numbers per group.
+
+A token's rules in match order are compiled from these by ``matcher.py``.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
-from itertools import accumulate
-from typing import NamedTuple
+from itertools import accumulate, repeat
+from operator import lshift, or_
 
 # A 512,000-byte body has fewer than 2**19 lines; 2**12 key spellings per file.
 SPELLING_BITS = 12
@@ -36,6 +38,16 @@ TOO_COMPLEX = -2
 
 def rule_code(line: int, spelling: int, allow: bool) -> int:
     return line << LINE_SHIFT | spelling << 1 | allow
+
+
+def with_line(code: int, line: int) -> int:
+    """A code made at line 0 (:func:`rule_code`), at ``line``."""
+    return line << LINE_SHIFT | code
+
+
+def with_lines(codes: list[int], lines: list[int]) -> list[int]:
+    """:func:`with_line` for columns (in C: a file may have thousands)."""
+    return list(map(or_, map(lshift, lines, repeat(LINE_SHIFT)), codes))
 
 
 def code_line(code: int) -> int:
@@ -69,39 +81,51 @@ def _array(values: list[int]) -> array[int]:
 
 
 class Rules:
-    """Every rule entry of a file, in match order, group after group.
+    """Every rule entry of a file, in file order, group after group.
 
     Entry ``i``'s pattern (normalised) is ``blob[offsets[i]:offsets[i + 1]]``;
-    ``codes[i]`` its rule's code; ``parents[i]`` the entry of its longest proper
-    prefix in the same group (plain prefixes), -1 for none; ``parents`` is None
-    when no pattern of the file starts with another.  ``written``: the entries
-    whose value as written differs from the pattern (a sparse, packed map).
+    ``codes[i]`` its rule's code.  ``written``: the entries whose value as
+    written differs from the pattern (a sparse, packed map).
     """
 
-    __slots__ = ("blob", "codes", "offsets", "parents", "rfc9309", "written")
+    __slots__ = ("blob", "codes", "offsets", "rfc9309", "written")
 
     def __init__(
         self,
         patterns: list[bytes],
         codes: list[int],
-        parents: list[int] | None,
         written: dict[int, bytes],
         rfc9309: bool,
     ) -> None:
         self.blob = b"".join(patterns)
         self.offsets = _array(list(accumulate(map(len, patterns), initial=0)))
         self.codes = array("I", codes)
-        self.parents = (
-            None
-            if parents is None
-            else array("h" if len(parents) < 0x8000 else "i", parents)
-        )
         self.written = _Sparse(written) if written else None
         self.rfc9309 = rfc9309
 
     def pattern(self, entry: int) -> bytes:
         offsets = self.offsets
         return self.blob[offsets[entry] : offsets[entry + 1]]
+
+    def patterns(self, entries: list[int]) -> list[bytes]:
+        blob, offsets = self.blob, self.offsets
+        return [blob[offsets[entry] : offsets[entry + 1]] for entry in entries]
+
+    def candidates(self, entries: list[int]) -> list[int]:
+        """:meth:`candidate` of each of ``entries``."""
+        codes, offsets = self.codes, self.offsets
+        lines = [
+            (LINE_MAX - (codes[entry] >> LINE_SHIFT)) << _ENTRY_BITS | entry
+            for entry in entries
+        ]
+        if not self.rfc9309:
+            return lines
+        return [
+            (offsets[entry + 1] - offsets[entry]) << _PRIORITY_SHIFT
+            | (codes[entry] & 1) << _ALLOW_SHIFT
+            | line
+            for entry, line in zip(entries, lines, strict=True)
+        ]
 
     def value(self, entry: int) -> bytes:
         """Entry ``entry``'s value as written in the file."""
@@ -123,8 +147,6 @@ class Rules:
     def size(self) -> int:
         size = sys.getsizeof(self) + sys.getsizeof(self.blob)
         size += sys.getsizeof(self.offsets) + sys.getsizeof(self.codes)
-        if self.parents is not None:
-            size += sys.getsizeof(self.parents)
         if self.written is not None:
             size += self.written.size()
         return size
@@ -155,19 +177,9 @@ class _Sparse:
 
 
 #: Numbers per group in :class:`Groups` bounds: where its agents end in the
-#: agent text, the three numbers of its :class:`GroupSpan`, and its flags.
-GROUP_STRIDE = 5
-#: Flags: the group has rule lines (1994: a record without names nobody);
-#: its sorted run holds wildcard patterns.
-HAS_RULES = 1
-WILD = 2
-
-
-class GroupSpan(NamedTuple):
-    start: int  # first entry, of the run sorted by literal prefix
-    special: int  # first entry of the best-first run
-    end: int  # the entry after the last
-    wild: bool  # whether the sorted run holds patterns with "*" or "$"
+#: agent text, its first entry, the entry after its last, and whether it has rule
+#: lines (1994: a record without them names nobody).
+GROUP_STRIDE = 4
 
 
 class Groups:
@@ -176,7 +188,7 @@ class Groups:
     __slots__ = ("agent_text", "bounds")
 
     def __init__(
-        self, agents: list[list[str]], spans: list[tuple[int, int, int, int]]
+        self, agents: list[list[str]], spans: list[tuple[int, int, bool]]
     ) -> None:
         texts = ["".join(value + "\n" for value in values) for values in agents]
         self.agent_text = "".join(texts)
@@ -184,8 +196,8 @@ class Groups:
         self.bounds = _array(
             [
                 number
-                for end, (start, special, stop, flags) in zip(ends, spans, strict=True)
-                for number in (end, start, special, stop, flags)
+                for end, (start, stop, has_rules) in zip(ends, spans, strict=True)
+                for number in (end, start, stop, has_rules)
             ]
         )
 
@@ -197,26 +209,19 @@ class Groups:
         start = self.bounds[at - GROUP_STRIDE] if group else 0
         return tuple(self.agent_text[start : self.bounds[at] - 1].split("\n"))
 
-    def span(self, group: int) -> GroupSpan:
+    def entries(self, group: int) -> range:
+        """The group's rule entries (one run of the file's :class:`Rules`)."""
         at = GROUP_STRIDE * group
-        bounds = self.bounds
-        wild = bounds[at + 4] & WILD == WILD
-        return GroupSpan(bounds[at + 1], bounds[at + 2], bounds[at + 3], wild)
+        return range(self.bounds[at + 1], self.bounds[at + 2])
 
     def has_rules(self, group: int) -> bool:
-        return self.bounds[GROUP_STRIDE * group + 4] & HAS_RULES == HAS_RULES
+        return self.bounds[GROUP_STRIDE * group + 3] == 1
 
     def group_of(self, entry: int) -> int:
         """The group that holds ``entry`` (each group's entries are one run)."""
-        bounds = self.bounds
-        for group in range(len(self)):
-            if (
-                bounds[GROUP_STRIDE * group + 1]
-                <= entry
-                < bounds[GROUP_STRIDE * group + 3]
-            ):
-                return group
-        raise ValueError(entry)
+        return next(
+            group for group in range(len(self)) if entry in self.entries(group)
+        )
 
     def size(self) -> int:
         return (

@@ -5,10 +5,9 @@ lines open a group, which ends only when a user-agent line follows a rule;
 rules before the first user-agent line are ignored.  1994: a record is
 user-agent lines then rule lines, ended by a blank line.
 
-At the end of the parse each group's rules are normalised and stored in match
-order (``layout.Rules``): the plain prefixes sorted, each linked to its
-longest proper prefix; then the patterns with ``*`` or a final ``$``, best
-candidate first.  No query changes a :class:`Parsed`.
+At the end of the parse each group's rules are normalised and stored in file
+order (``layout.Rules``); a check compiles its token's groups into match order
+(``matcher.py``).  No query changes a :class:`Parsed`.
 """
 
 from __future__ import annotations
@@ -16,22 +15,22 @@ from __future__ import annotations
 import math
 import re
 import sys
+from bisect import bisect_left, bisect_right
+from itertools import accumulate, compress, count, repeat
+from operator import and_, is_, itemgetter
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
 from scrapy_robots_std.robotstxt.layout import (
-    HAS_RULES,
     MAX_SPELLINGS,
-    WILD,
     Groups,
     Rules,
-    code_line,
     rule_code,
+    with_line,
+    with_lines,
 )
 from scrapy_robots_std.robotstxt.patterns import (
     index_html_directory,
-    is_special,
-    literal_prefix,
     normalize_1994,
     normalize_rfc9309,
 )
@@ -189,7 +188,7 @@ class _Group:
 
 
 class _Builder:
-    """Turns one standard's events into a :class:`Parsed`."""
+    """Turns one standard's events into a :class:`Parsed` (1994: line by line)."""
 
     def __init__(self, reading: Reading, standard: str) -> None:
         self.reading = reading
@@ -206,14 +205,13 @@ class _Builder:
         self.rule_values: list[bytes] = []
 
     def build(self) -> Parsed:
-        rfc9309 = self.standard == RFC9309
         codes: dict[Key, int] = {}  # each distinct rule key's code, line 0
         reading = self.reading
         for line, key, value in zip(
             reading.numbers, reading.keys, reading.values, strict=True
         ):
             field = key.field
-            if field <= Field.ALLOW:  # most lines: a rule, handled here
+            if field <= Field.ALLOW:
                 group = self.group
                 if group is None:
                     self.outside_group(line, key)
@@ -223,19 +221,16 @@ class _Builder:
                     code = codes.get(key)
                     if code is None:
                         code = codes[key] = self.code(key)
-                    self.rule_codes.append(rule_code(line, 0, False) | code)
+                    self.rule_codes.append(with_line(code, line))
                     self.rule_values.append(value)
             elif field is Field.USER_AGENT:
                 self.user_agent(value)
             elif field is Field.SITEMAP:
-                if value:
-                    self.sitemaps.append(decode_text(value))
+                self.sitemap(value)
             elif field is Field.BLANK:
                 self.group = None
             elif field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
                 self.usage = True
-            elif rfc9309 and field in (Field.CRAWL_DELAY, Field.REQUEST_RATE):
-                self.group_value(line, key, value)
         return self.finish()
 
     def user_agent(self, value: bytes) -> None:
@@ -248,6 +243,10 @@ class _Builder:
     def outside_group(self, line: int, key: Key) -> None:
         stage = None if self.standard == RFC9309 else 1  # 1994: in line order
         self.notes.add(line, Note.OUTSIDE_GROUP, key.written, stage)
+
+    def sitemap(self, value: bytes) -> None:
+        if value:
+            self.sitemaps.append(decode_text(value))
 
     def code(self, key: Key) -> int:
         """A rule key's code at line 0: its spelling in this file, its kind."""
@@ -296,7 +295,7 @@ class _Builder:
         groups = Groups(
             agents,
             [
-                (*span[:3], span[3] | group.has_rules * HAS_RULES)
+                (*span, group.has_rules)
                 for span, group in zip(spans, self.groups, strict=True)
             ],
         )
@@ -344,6 +343,82 @@ class _Builder:
         parsed.usage = usage
 
 
+class _Rfc9309Builder(_Builder):
+    """rfc9309's builder: whole-list passes over the event columns (a Python
+    step per line is most of a parse); only user-agent lines and the rare
+    other fields are visited one by one."""
+
+    def build(self) -> Parsed:
+        reading = self.reading
+        fields: list[Field] = list(map(_FIELD, reading.keys))
+        is_rule = list(map(_RULE_AT_MOST.__ge__, fields))
+        agents = list(compress(count(), map(is_, fields, repeat(Field.USER_AGENT))))
+        first = agents[0] if agents else len(fields)
+        for at in compress(range(first), is_rule):
+            self.outside_group(reading.numbers[at], reading.keys[at])
+        starts = self.open_groups(agents, is_rule)
+        self.file_rules(first, is_rule, starts)
+        self.other_fields(first, fields, starts)
+        return self.finish()
+
+    def open_groups(self, agents: list[int], is_rule: list[bool]) -> list[int]:
+        """The groups, from their user-agent lines (a user-agent line after a
+        rule opens the next); where each group starts among the events."""
+        values = self.reading.values
+        seen = list(accumulate(is_rule, initial=0))  # rule lines before each event
+        starts: list[int] = []
+        group = None
+        for at in agents:
+            if group is None or seen[at] != seen[starts[-1]]:
+                group = _Group(0)
+                self.groups.append(group)
+                starts.append(at)
+            group.agents.append(values[at])
+        ends = [*starts[1:], len(is_rule)] if starts else []
+        for group, start, end in zip(self.groups, starts, ends, strict=True):
+            group.has_rules = seen[end] > seen[start]
+        return starts
+
+    def file_rules(self, first: int, is_rule: list[bool], starts: list[int]) -> None:
+        """Every rule line in a group with a pattern, in file order (C-level
+        passes: a file may have thousands)."""
+        numbers, keys, values = self.reading.numbers, self.reading.keys, self.reading.values
+        with_value = map(and_, is_rule[first:], map(bool, values[first:]))
+        rules = list(compress(range(first, len(is_rule)), with_value))
+        rule_keys = list(map(keys.__getitem__, rules))
+        distinct = dict(zip(map(id, rule_keys), rule_keys, strict=True))
+        codes = {ident: self.code(key) for ident, key in distinct.items()}
+        self.rule_codes = with_lines(
+            list(map(codes.__getitem__, map(id, rule_keys))),
+            list(map(numbers.__getitem__, rules)),
+        )
+        self.rule_values = list(map(values.__getitem__, rules))
+        for group, start in zip(self.groups, starts, strict=True):
+            group.start = bisect_left(rules, start)
+
+    def other_fields(self, first: int, fields: list[Field], starts: list[int]) -> None:
+        """Sitemaps, usage lines, and each group's Crawl-delay / Request-rate."""
+        reading = self.reading
+        others = map(
+            and_,
+            map(int(Field.SITEMAP).__le__, fields),
+            map(int(Field.CONTENT_SIGNAL).__ge__, fields),
+        )
+        for at in list(compress(count(), others)):
+            field, value = fields[at], reading.values[at]
+            if field is Field.SITEMAP:
+                self.sitemap(value)
+            elif field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
+                self.usage = True
+            else:
+                owner = bisect_right(starts, at) - 1 if at >= first else -1
+                self.group = self.groups[owner] if owner >= 0 else None
+                self.group_value(reading.numbers[at], reading.keys[at], value)
+
+
+_FIELD = itemgetter(0)  # a Key's field
+_RULE_AT_MOST = int(Field.ALLOW)  # Disallow and Allow: the fields at or below
+
 _USAGE_ROLES = {
     Field.USER_AGENT: _usage_rules.AGENT,
     Field.ALLOW: _usage_rules.ACCESS,
@@ -354,69 +429,44 @@ _USAGE_ROLES = {
 
 
 class _Tables:
-    """Every group's entries, in match order, for one :class:`Rules`."""
+    """Every group's entries, group after group, for one :class:`Rules`."""
 
     def __init__(self, rfc9309: bool) -> None:
         self.rfc9309 = rfc9309
         self.patterns: list[bytes] = []
         self.codes: list[int] = []
-        self.parents: list[int] = []
-        self.nested = False
         self.written: dict[int, bytes] = {}
 
-    def add(self, codes: list[int], values: list[bytes]) -> tuple[int, int, int, int]:
-        """File one group's rules; its span: first entry, first entry of the
-        best-first run, end, and its flags (see ``patterns.best_match``)."""
+    def add(self, codes: list[int], values: list[bytes]) -> tuple[int, int]:
+        """File one group's rules; its first entry and the entry after its last."""
         start = len(self.patterns)
-        patterns, codes, values, special = self.columns(codes, values)
-        keys = list(map(literal_prefix, patterns)) if special else patterns
-        order = sorted(range(len(patterns)), key=keys.__getitem__)
-        rooted = [at for at in order if keys[at] in _ROOTS] if special else []
-        if rooted:
-            order = [at for at in order if keys[at] not in _ROOTS]
-            rooted.sort(key=lambda at: _best_first(patterns[at], codes[at]))
-        links = _links([keys[at] for at in order], start)
-        self.nested = self.nested or links.count(-1) < len(links)
-        self.parents += links
-        self.parents += [-1] * len(rooted)
-        order += rooted
-        self.patterns += [patterns[at] for at in order]
-        self.codes += [codes[at] for at in order]
-        for entry, at in enumerate(order, start):
-            if values[at] is not patterns[at] and values[at] != patterns[at]:
-                self.written[entry] = values[at]
-        chained = order[: len(order) - len(rooted)]
-        wild = special and any(is_special(patterns[at]) for at in chained)
-        return start, start + len(chained), len(self.patterns), WILD * wild
+        patterns, codes, values = self.columns(codes, values)
+        self.patterns += patterns
+        self.codes += codes
+        if patterns is not values:
+            for entry, (value, pattern) in enumerate(zip(values, patterns, strict=True), start):
+                if value is not pattern and value != pattern:
+                    self.written[entry] = value
+        return start, len(self.patterns)
 
     def columns(
         self, codes: list[int], values: list[bytes]
-    ) -> tuple[list[bytes], list[int], list[bytes], bool]:
-        """The group's patterns (normalised), codes and values as written, and
-        whether any pattern is not a plain prefix."""
+    ) -> tuple[list[bytes], list[int], list[bytes]]:
+        """The group's patterns (normalised), codes and values as written."""
         joined = b"\n".join(values)
         if joined.isascii() and joined.find(b"%") < 0:
             patterns = values
         else:
             normalize = normalize_rfc9309 if self.rfc9309 else normalize_1994
             patterns = list(map(normalize, values))
-        if not self.rfc9309:
-            return patterns, codes, values, False  # 1994 has no special characters
-        special = joined.find(b"*") >= 0 or joined.find(b"$") >= 0
-        if joined.find(b"/index.htm") >= 0:
+        if self.rfc9309 and joined.find(b"/index.htm") >= 0:
             extra = _index_directories(patterns, codes, values)
             if extra[0]:
-                patterns, codes, values = (
-                    patterns + extra[0],
-                    codes + extra[1],
-                    values + extra[2],
-                )
-                special = True
-        return patterns, codes, values, special
+                return patterns + extra[0], codes + extra[1], values + extra[2]
+        return patterns, codes, values
 
     def rules(self) -> Rules:
-        parents = self.parents if self.nested else None
-        return Rules(self.patterns, self.codes, parents, self.written, self.rfc9309)
+        return Rules(self.patterns, self.codes, self.written, self.rfc9309)
 
 
 def _index_directories(
@@ -433,34 +483,8 @@ def _index_directories(
     return found
 
 
-_ROOTS = (b"", b"/")
-
-
-def _best_first(pattern: bytes, code: int) -> tuple[int, int, int]:
-    # Best candidate first: longest, then allow, then earliest line.
-    return -len(pattern), -(code & 1), code_line(code)
-
-
-def _links(prefixes: list[bytes], base: int) -> list[int]:
-    """For each sorted prefix, the entry of the nearest one before it that
-    starts it (equal ones included), or -1.
-
-    That one is on the chain of links of the prefix just before; with no
-    prefix starting its neighbour there is no link at all.
-    """
-    links = [-1] * len(prefixes)
-    if not any(map(bytes.startswith, prefixes[1:], prefixes)):
-        return links
-    for index in range(1, len(prefixes)):
-        prefix = prefixes[index]
-        link = index - 1
-        while link >= 0 and not prefix.startswith(prefixes[link]):
-            link = links[link]
-        links[index] = link
-    return [link + base if link >= 0 else -1 for link in links]
-
-
 def parse(body: bytes, standard: str) -> Parsed:
     """Read and build ``body`` under ``standard`` (``"rfc9309"`` or ``"1994"``)."""
-    reading = read_rfc9309(body) if standard == RFC9309 else read_1994(body)
-    return _Builder(reading, standard).build()
+    if standard == RFC9309:
+        return _Rfc9309Builder(read_rfc9309(body), standard).build()
+    return _Builder(read_1994(body), standard).build()

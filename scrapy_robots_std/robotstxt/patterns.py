@@ -1,5 +1,4 @@
-"""URL -> comparable path, one pattern match that never backtracks, and the
-one best-match loop.
+"""URL -> comparable path, and one pattern match that never backtracks.
 
 rfc9309 (RFC 9309 2.2.2): a pattern matches from the start of the path; ``*``
 matches any run of characters and a final ``$`` anchors the end; the longest
@@ -11,15 +10,11 @@ first rule that matches decides.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX, candidate_priority
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from scrapy_robots_std.robotstxt.layout import GroupSpan, Rules
+    from collections.abc import Callable
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -216,15 +211,16 @@ def wildcard_work(path: bytes, pattern: bytes) -> int:
         path
     ):
         return 0  # more literal bytes than the path holds
-    segments = (pattern[:-1] if anchored else pattern).split(b"*")
-    first = segments[0]
+    star = pattern.find(b"*")
+    first = pattern[: len(pattern) - anchored] if star < 0 else pattern[:star]
     if not path.startswith(first):
         return 0
     position = len(first)
-    last = len(segments) - 1
-    if last == 0:  # no "*": an exact pattern
+    if star < 0:  # no "*": an exact pattern
         return ~0 if not anchored or len(path) == position else 0
-    tail = segments[last]
+    # The tail first: most tries end there, before the pieces are split out.
+    last_star = pattern.rfind(b"*")
+    tail = pattern[last_star + 1 : len(pattern) - anchored]
     # The tail's last place bounds where the middle pieces may end: a pattern
     # of thousands of pieces fails at the first piece placed past it.
     if anchored:
@@ -235,15 +231,16 @@ def wildcard_work(path: bytes, pattern: bytes) -> int:
         bound = path.rfind(tail, position)
         if bound < 0:
             return (len(path) - position) // SCANNED_BYTES_PER_WORK
+    middle = pattern[star + 1 : last_star].split(b"*") if last_star > star else []
     find = path.find
-    for index in range(1, last):
-        segment = segments[index]
+    for index, segment in enumerate(middle, 1):
         found = find(segment, position)
         if found < 0:
             return index + (len(path) - bound + len(path)) // SCANNED_BYTES_PER_WORK
         position = found + len(segment)
         if position > bound:
             return index + (len(path) - bound + position) // SCANNED_BYTES_PER_WORK
+    last = len(middle) + 1
     return ~(last + (len(path) - bound + position) // SCANNED_BYTES_PER_WORK)
 
 
@@ -285,97 +282,10 @@ def literal_prefix(pattern: bytes) -> bytes:
     return pattern[:-1] if pattern.endswith(b"$") else pattern  # the same object
 
 
-def best_match(rules: Rules, spans: Sequence[GroupSpan], path: bytes) -> int:
-    """The deciding candidate among the entries of ``spans`` for ``path``:
-    :data:`NO_MATCH` when none matches, :data:`TOO_COMPLEX` when the wildcard
-    patterns need more work than :func:`work_budget` allows.
-
-    Each group has two runs of entries.  The first is sorted by literal
-    prefix, each entry linked to the nearest one before it whose prefix starts
-    its own: the entries whose prefix starts ``path`` all lie on one chain,
-    from the last entry that sorts before the path.  The second holds the
-    patterns that start with ``*`` or ``/*``, best candidate first: the first
-    that matches, or the first that cannot beat the best so far, ends it.
-    Every wildcard pattern tried is charged to one budget of work.
-    """
-    budget = [work_budget(len(path))]
-    best = NO_MATCH
-    for span in spans:
-        if span.special > span.start:
-            best = _on_chain(rules, span, path, best, budget)
-    for span in spans:
-        if span.end > span.special and best != TOO_COMPLEX:
-            best = _best_first(rules, span, path, best, budget)
-    return best
-
-
-def _on_chain(
-    rules: Rules, span: GroupSpan, path: bytes, best: int, budget: list[int]
-) -> int:
-    blob, offsets, parents = rules.blob, rules.offsets, rules.parents
-    # 1994 has no special characters: every pattern is a prefix.
-    prefix_of = literal_prefix if span.wild else _whole
-    start = span.start
-    entry = (
-        start
-        - 1
-        + bisect_right(
-            range(start, span.special),
-            path,
-            key=lambda at: prefix_of(blob[offsets[at] : offsets[at + 1]]),
-        )
-    )
-    while entry >= start:
-        pattern = blob[offsets[entry] : offsets[entry + 1]]
-        prefix = prefix_of(pattern)
-        if path.startswith(prefix):
-            found = rules.candidate(entry)
-            if found > best and (prefix is pattern or _matches(path, pattern, budget)):
-                best = found
-            if budget[0] < 0:
-                return TOO_COMPLEX
-        entry = -1 if parents is None else parents[entry]
-    return best
-
-
-def _whole(pattern: bytes) -> bytes:
-    return pattern
-
-
-def _best_first(
-    rules: Rules, span: GroupSpan, path: bytes, best: int, budget: list[int]
-) -> int:
-    blob, offsets = rules.blob, rules.offsets
-    shortest = candidate_priority(best) if best >= 0 else 0
-    for entry in range(span.special, span.end):
-        start, end = offsets[entry], offsets[entry + 1]
-        if end - start < shortest:
-            break  # shorter patterns cannot win
-        pattern = blob[start:end]
-        if _tail_missing(path, pattern):
-            # The search of the tail read the path: charged as wildcard_work does.
-            budget[0] -= 1 + len(path) // SCANNED_BYTES_PER_WORK
-        elif _matches(path, pattern, budget):
-            return max(best, rules.candidate(entry))
-        if budget[0] < 0:
-            return TOO_COMPLEX
-    return best
-
-
-def _tail_missing(path: bytes, pattern: bytes) -> bool:
+def tail_missing(path: bytes, pattern: bytes) -> bool:
     """Whether the piece after the pattern's last ``*`` is missing from the
     path (or from its end, for a final ``$``): a quick no for most tries."""
     tail = pattern[pattern.rfind(b"*") + 1 :]
     if tail.endswith(b"$"):
         return not path.endswith(tail[:-1])
     return tail not in path
-
-
-def _matches(path: bytes, pattern: bytes, budget: list[int]) -> bool:
-    """Whether ``pattern`` (known to start like ``path``) matches it; a
-    wildcard pattern's work is taken from ``budget``."""
-    if pattern.find(b"*") < 0:
-        return not pattern.endswith(b"$") or len(path) == len(pattern) - 1
-    work = wildcard_work(path, pattern)
-    budget[0] -= TRY_WORK + (~work if work < 0 else work)
-    return work < 0

@@ -144,11 +144,14 @@ class Notes:
         else:
             self.dropped += 1  # never among the first MAX_NOTES
 
-    def add_many(self, lines: list[int], kind: Note) -> None:
-        """:meth:`add` for many lines of one kind and no detail."""
+    def add_many(
+        self, lines: list[int], kind: Note, details: list[str] | None = None
+    ) -> None:
+        """:meth:`add` for many lines of one kind (and no detail, or one each)."""
         found = self.stages.setdefault(_STAGES[kind], [])
         room = max(0, MAX_NOTES - len(found))
-        found += [(line, kind, "") for line in lines[:room]]
+        texts = repeat("") if details is None else details
+        found += list(zip(lines[:room], repeat(kind), texts))
         self.dropped += max(0, len(lines) - room)
 
     def text(self) -> str | None:
@@ -337,26 +340,28 @@ _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 def _without_colon(
     numbers: list[int], lines: list[bytes], notes: Notes
 ) -> tuple[list[int], list[Key], list[bytes]]:
-    """Lines with no colon before their comment: ``key value``, or junk."""
-    found: tuple[list[int], list[Key], list[bytes]] = ([], [], [])
-    junk = []
-    fullmatch = _NO_COLON_RE.fullmatch
-    for number in numbers:
-        content = lines[number - 1].split(b"#", 1)[0].strip()
-        if not content:
-            continue  # blank or comment-only
-        match = fullmatch(content)
-        if match is None:
-            junk.append(number)
-            continue
-        key = classify_rfc9309(match.group(1))
-        notes.add(number, Note.MISSING_COLON, key.written)
-        # Only spaces and tabs separate, but all ASCII whitespace is stripped.
-        found[0].append(number)
-        found[1].append(key)
-        found[2].append(match.group(2).strip())
-    notes.add_many(junk, Note.IGNORED_LINE)
-    return found
+    """Lines with no colon before their comment: ``key value``, or junk.
+
+    Whole-list passes: an HTML page served as robots.txt is thousands of them.
+    """
+    contents = [lines[number - 1].split(b"#", 1)[0].strip() for number in numbers]
+    matches = list(map(_NO_COLON_RE.fullmatch, contents))
+    # Blank or comment-only lines are nothing; others that do not match are junk.
+    notes.add_many(
+        [
+            number
+            for number, content, match in zip(numbers, contents, matches, strict=True)
+            if match is None and content
+        ],
+        Note.IGNORED_LINE,
+    )
+    kept = [match is not None for match in matches]
+    pairs = [match.groups() for match in compress(matches, kept)]  # type: ignore[union-attr]
+    keys = [classify_rfc9309(key) for key, _ in pairs]
+    numbers = list(compress(numbers, kept))
+    notes.add_many(numbers, Note.MISSING_COLON, [key.written for key in keys])
+    # Only spaces and tabs separate, but all ASCII whitespace is stripped.
+    return numbers, keys, [value.strip() for _, value in pairs]
 
 
 def read_rfc9309(body: bytes) -> Reading:
@@ -428,16 +433,19 @@ def _merged(
 
 def _note_keys(numbers: list[int], keys: list[Key], notes: Notes) -> None:
     """A note for each misspelt or unknown key (a file has few distinct keys)."""
+    distinct = dict(zip(map(id, keys), keys, strict=True))
     noted = {
         ident
-        for ident, key in {id(key): key for key in keys}.items()
+        for ident, key in distinct.items()
         # ": value" (an empty key) is ignored without a note, as in the reference.
         if key.typo or (key.field is Field.UNKNOWN and key.written)
     }
-    for number, key in zip(numbers, keys, strict=True) if noted else ():
-        if id(key) in noted:
-            kind = Note.MISSPELLING if key.typo else Note.UNKNOWN_FIELD
-            notes.add(number, kind, key.written)
+    if not noted:
+        return
+    for at in compress(range(len(keys)), map(noted.__contains__, map(id, keys))):
+        key = keys[at]
+        kind = Note.MISSPELLING if key.typo else Note.UNKNOWN_FIELD
+        notes.add(numbers[at], kind, key.written)
 
 
 # -- 1994 -------------------------------------------------------------------

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import groups as _groups
+from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import usage as _usage
 from scrapy_robots_std.robotstxt.layout import (
     NO_MATCH,
     TOO_COMPLEX,
-    GroupSpan,
     candidate_allows,
     candidate_entry,
     code_allows,
@@ -24,6 +24,7 @@ from scrapy_robots_std.robotstxt.parser import parse as _parse
 from scrapy_robots_std.robotstxt.reader import Diagnostic, decode_text, diagnostics
 
 if TYPE_CHECKING:
+    from scrapy_robots_std.robotstxt.matcher import Matcher
     from scrapy_robots_std.robotstxt.usage import UsagePreferences, UsageSummary
 
 REASON_RULE = "rule"
@@ -106,12 +107,15 @@ TOKEN_MEMO_SIZE = 64
 class RobotsTxt:
     """A parsed robots.txt body.  Immutable once parsed; safe to share."""
 
-    # A crawl asks with one token: the last token's selection has its own
-    # slots; other tokens go to a small memo made when a second one shows up.
+    # A crawl asks with one token: the last token's selection and its compiled
+    # matcher have their own slots; other tokens' selections go to a small memo
+    # made when a second one shows up.  The matcher may be dropped at any time
+    # (matcher.RING): it is compiled again when next needed.
     __slots__ = (
+        "__weakref__",
         "_last_groups",
-        "_last_spans",
         "_last_token",
+        "_matcher",
         "_memo",
         "_parsed",
         "standard",
@@ -122,7 +126,7 @@ class RobotsTxt:
         self.standard = standard
         self._last_token: str | None = None
         self._last_groups: tuple[int, ...] = ()
-        self._last_spans: tuple[GroupSpan, ...] = ()
+        self._matcher: Matcher | None = None
         self._memo: dict[str, tuple[int, ...]] | None = None
 
     @classmethod
@@ -171,7 +175,9 @@ class RobotsTxt:
         if self.standard != RFC9309:
             return self.decide(url, token).allowed
         # The hot path of a crawl: decide() without building a Decision.
-        spans = self._last_spans if token == self._last_token else self._spans(token)
+        matcher = self._matcher
+        if matcher is None or token != self._last_token:
+            matcher = self._matcher_for(token)
         match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
         if match is None:
             return self.decide(url, token).allowed  # raises ValueError
@@ -179,23 +185,25 @@ class RobotsTxt:
         if path[:1] != "/":
             path = "/" + path
         octets = _patterns.path_rfc9309(path)
-        if not spans or octets == b"/robots.txt":
+        if not matcher.groups or octets == b"/robots.txt":
             return True
-        best = _patterns.best_match(self._parsed.rules, spans, octets)
+        best = _matcher.best_match(matcher, octets)
         return best == NO_MATCH or (best >= 0 and candidate_allows(best))
 
     def decide(self, url: str, token: str) -> Decision:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
         group) or the reason no rule decided."""
-        spans = self._last_spans if token == self._last_token else self._spans(token)
+        matcher = self._matcher
+        if matcher is None or token != self._last_token:
+            matcher = self._matcher_for(token)
         path = _patterns.split_url(url)
         rfc9309 = self.standard == RFC9309
         octets = _patterns.path_rfc9309(path) if rfc9309 else _patterns.path_1994(path)
         if octets == b"/robots.txt":
             return _ALLOWED_ROBOTS_TXT
-        if not spans:
+        if not matcher.groups:
             return _ALLOWED_NO_GROUP
-        best = _patterns.best_match(self._parsed.rules, spans, octets)
+        best = _matcher.best_match(matcher, octets)
         if best == TOO_COMPLEX:
             return _DISALLOWED_TOO_COMPLEX
         if best == NO_MATCH:
@@ -243,12 +251,15 @@ class RobotsTxt:
 
     def memory_bytes(self) -> int:
         """About how many bytes this object keeps now: the parsed tables, the
-        remembered group selections, and what usage queries keep (before the
-        first one, a bound on what it will keep).  An estimate from above,
-        cheap enough to call on every cache store."""
+        matcher compiled for the last token (while it is held), the remembered
+        group selections, and what usage queries keep (before the first one, a
+        bound on what it will keep).  An estimate from above, cheap enough to
+        call on every cache store."""
         parsed = self._parsed
-        size = sys.getsizeof(self) + parsed.size() + sys.getsizeof(self._last_spans)
-        size += 72 * len(self._last_spans)
+        size = sys.getsizeof(self) + parsed.size() + sys.getsizeof(self._last_groups)
+        matcher = self._matcher
+        if matcher is not None:
+            size += matcher.size
         memo = self._memo
         if memo is not None:
             # A snapshot: a store's thread may measure while a token is added.
@@ -277,8 +288,9 @@ class RobotsTxt:
             agents=parsed.groups.agents(parsed.groups.group_of(entry)),
         )
 
-    def _spans(self, token: str) -> tuple[GroupSpan, ...]:
-        """``token``'s groups' spans of entries, remembered as the last token's."""
+    def _matcher_for(self, token: str) -> Matcher:
+        """``token``'s matcher: its groups selected (and remembered as the last
+        token's), compiled unless the matcher held is for the same groups."""
         numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
             memo = self._memo
@@ -288,11 +300,23 @@ class RobotsTxt:
             memo[self._last_token] = self._last_groups
             while len(memo) > TOKEN_MEMO_SIZE:
                 del memo[next(iter(memo))]  # the least recently used
-        groups = self._parsed.groups
         self._last_token = token
         self._last_groups = numbers
-        self._last_spans = tuple(groups.span(number) for number in numbers)
-        return self._last_spans
+        matcher = self._matcher
+        if matcher is None or matcher.groups != numbers:
+            groups = self._parsed.groups
+            matcher = _matcher.compile_rules(
+                self._parsed.rules, numbers, map(groups.entries, numbers)
+            )
+            self._matcher = matcher
+            if matcher.size:
+                _matcher.RING.hold(self, matcher)
+        return matcher
+
+    def drop_matcher(self, matcher: Matcher) -> None:
+        """Let the compiled ``matcher`` go (the process-wide bound asks it)."""
+        if self._matcher is matcher:
+            self._matcher = None
 
     def _select(self, token: str) -> tuple[int, ...]:
         """The numbers of the groups that apply to ``token`` (checks the token)."""

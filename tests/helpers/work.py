@@ -29,7 +29,7 @@ def counted_work() -> Iterator[list[int]]:
     """Every charge the checks made inside the block, in order."""
     charges: list[int] = []
     real_work = patterns.wildcard_work
-    real_tail_missing = patterns._tail_missing
+    real_tail_missing = patterns.tail_missing
 
     def counting_work(path: bytes, pattern: bytes) -> int:
         done = real_work(path, pattern)
@@ -44,7 +44,7 @@ def counted_work() -> Iterator[list[int]]:
 
     with (
         mock.patch.object(patterns, "wildcard_work", counting_work),
-        mock.patch.object(patterns, "_tail_missing", counting_rejects),
+        mock.patch.object(patterns, "tail_missing", counting_rejects),
     ):
         yield charges
 
