@@ -27,7 +27,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.robotstxt import groups, layout, patterns, reader, robots
+from scrapy_robots_std.robotstxt import groups, layout, matcher, patterns, reader, robots
 from tests.helpers.bodies import SHAPES_BY_KEY, ordinary, url
 from tests.helpers.crawl import run_crawl
 from tests.helpers.crawl import settings as crawl_settings
@@ -223,14 +223,14 @@ def test_out_of_budget_a_check_disallows_and_otherwise_answers_exactly(
 @given(pattern=PATTERNS, path=PATHS)
 def test_a_matching_path_passes_the_quick_rejects(pattern, path):
     # The chain's binary search skips a pattern whose literal prefix does not
-    # start the path, the best-first run one whose last piece it does not hold
-    # (or end with, for a final "$"): neither may refuse a path that matches.
+    # start the path, the best-first run one whose longest piece it does not
+    # hold: neither may refuse a path that matches.
     octets, target = pattern.encode(), path.encode()
     matched = patterns.wildcard_match(target, octets)
     assert matched is matches(pattern, path)
     if matched:
         assert target.startswith(patterns.literal_prefix(octets))
-        assert not patterns.tail_missing(target, octets)
+        assert matcher._needle(octets) in target
 
 
 # -- percent-normalisation without a regex callback ---------------------------------------
@@ -311,11 +311,11 @@ def test_memory_bytes_is_an_upper_bound_close_to_tracemalloc(key, token):
     assert kept <= estimate <= kept * 1.25 + 4_096, (kept, estimate)
 
 
-def test_memory_bytes_counts_the_selections_a_check_remembers():
+def test_memory_bytes_counts_the_matcher_and_the_selections_a_check_remembers():
     parsed = RobotsTxt.parse(SHAPES_BY_KEY["groups"].body())
     before = parsed.memory_bytes()
     assert parsed.memory_bytes() == before
-    parsed.allowed(url("/x"), "Botlast")  # the last token's selection
+    parsed.allowed(url("/x"), "Botlast")  # the last token's selection and matcher
     after = parsed.memory_bytes()
     assert after > before
     assert parsed.memory_bytes() == after
@@ -325,8 +325,9 @@ def test_memory_bytes_counts_the_selections_a_check_remembers():
     alone = RobotsTxt.parse(SHAPES_BY_KEY["groups"].body())
     alone.allowed(url("/x"), "Otherbot")
     assert with_memo > alone.memory_bytes()  # Botlast's selection, in the memo
-    # A selection is a few group numbers: no rules of a token's own.
-    assert with_memo - before < 4_096, with_memo - before
+    # A remembered selection is a few group numbers; only the last token's
+    # rules are compiled.
+    assert with_memo - alone.memory_bytes() < 4_096
 
 
 def test_memory_bytes_is_cheap():
@@ -353,9 +354,9 @@ def test_crawl_delay_selects_groups_only():
     before = parsed.memory_bytes()
     with (
         mock.patch.object(
-            patterns, "best_match", side_effect=AssertionError("matched")
+            matcher, "compile_rules", side_effect=AssertionError("compiled")
         ),
-        mock.patch.object(layout.Groups, "span", side_effect=AssertionError("spans")),
+        mock.patch.object(matcher, "best_match", side_effect=AssertionError("matched")),
     ):
         assert parsed.crawl_delay("HostileBot") == 3.0
         assert parsed.request_rate("HostileBot") is None
@@ -390,32 +391,23 @@ def test_rotating_tokens_select_their_groups_once_each():
     assert select.call_count == count
 
 
-def test_tokens_that_select_the_same_groups_keep_no_rules_of_their_own():
+def test_tokens_that_select_the_same_groups_share_one_compiled_matcher():
     parsed = RobotsTxt.parse(_named_groups(3))
-    star = parsed._parsed.groups.span(3)  # the "*" group, the last
-    asked: list[tuple[object, object]] = []
-    real_best_match = patterns.best_match
-
-    def recording(rules: Any, spans: Any, path: bytes) -> int:
-        asked.append((rules, spans))
-        return real_best_match(rules, spans, path)
-
     sizes = []
-    with mock.patch.object(patterns, "best_match", recording):
+    with mock.patch.object(
+        matcher, "compile_rules", wraps=matcher.compile_rules
+    ) as compile_rules:
         for round_number in range(3):
             for number in range(200):  # far more than the memo holds
-                token = (
-                    f"Rotating{chr(97 + number % 26)}{round_number}x{number}".replace(
-                        "0", "o"
-                    )
-                )
-                token = re.sub(r"[^A-Za-z_-]", "q", token)
+                token = re.sub(
+                    r"[^A-Za-z_-]", "q", f"Rotating{chr(97 + number % 26)}{round_number}"
+                ) + "x" * (number + 1)
                 assert not parsed.allowed(url("/star/x"), token)
             sizes.append(parsed.memory_bytes())
-    # Every check read the file's one table of rules, through the same group.
-    assert len(asked) == 600
-    assert all(rules is parsed._parsed.rules for rules, _ in asked)
-    assert all(spans == (star,) for _, spans in asked)
+    # Every token selected the "*" group (the last): compiled once.
+    assert compile_rules.call_count == 1
+    assert parsed._matcher is not None
+    assert parsed._matcher.groups == (3,)
     # 600 tokens keep what a full memo keeps, no more.
     assert parsed._memo is not None
     assert len(parsed._memo) == robots.TOKEN_MEMO_SIZE

@@ -219,9 +219,7 @@ class Groups:
 
     def group_of(self, entry: int) -> int:
         """The group that holds ``entry`` (each group's entries are one run)."""
-        return next(
-            group for group in range(len(self)) if entry in self.entries(group)
-        )
+        return next(group for group in range(len(self)) if entry in self.entries(group))
 
     def size(self) -> int:
         return (

@@ -32,14 +32,14 @@ import threading
 import weakref
 from array import array
 from bisect import bisect_right
-from collections import deque
-from typing import TYPE_CHECKING, Protocol
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
 
     from scrapy_robots_std.robotstxt.layout import Rules
 
@@ -47,9 +47,18 @@ if TYPE_CHECKING:
 HOT_ENTRIES = 1_024
 #: What the compiled matchers of the whole process may hold (as ``Matcher.size``
 #: counts it); the matcher compiled last is kept even when it alone is larger.
-RING_BYTES = 2 << 20
+RING_BYTES = 1 << 20
 
 _ROOTS = (b"", b"/")
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Column(Protocol[_T_co]):
+    """What the match loop reads a matcher's columns through: a tuple (a hot
+    matcher) or a view of the file's tables (a compact one)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, at: int, /) -> _T_co: ...
 
 
 class Matcher:
@@ -59,38 +68,30 @@ class Matcher:
         "candidates",
         "groups",
         "links",
+        "needles",
         "patterns",
         "prefixes",
+        "reject",
         "rooted",
         "rooted_candidates",
-        "needles",
-        "reject",
         "size",
     )
 
     def __init__(
         self,
         groups: tuple[int, ...],
-        chain: tuple[Sequence[bytes], Sequence[bytes], Sequence[int], Sequence[int]],
-        rooted: tuple[Sequence[bytes], Sequence[int], Sequence[bytes]],
+        chain: tuple[Column[bytes], Column[bytes], Column[int], Column[int]],
+        rooted: tuple[Column[bytes], Column[int], Column[bytes]],
         size: int,
     ) -> None:
         self.groups = groups  # the group numbers it was compiled from
         self.prefixes, self.patterns, self.candidates, self.links = chain
-        # The rooted run, and each pattern's last piece (see _best_first).
+        # The rooted run, and each pattern's longest piece (see _best_first).
         self.rooted, self.rooted_candidates, self.needles = rooted
-        # The work a quick reject costs per byte-unit of the path: none while the
-        # rejects are bounded by HOT_ENTRIES searches in C.
+        # The work a quick reject costs per unit of the path it searched: none
+        # while the rejects are bounded by HOT_ENTRIES searches in C.
         self.reject = 0 if isinstance(self.needles, tuple) else 1
         self.size = size  # bytes it keeps, an estimate from above
-
-
-EMPTY_CHAIN: tuple[Sequence[bytes], Sequence[bytes], Sequence[int], Sequence[int]] = (
-    (),
-    (),
-    (),
-    (),
-)
 
 
 def compile_rules(
@@ -99,25 +100,20 @@ def compile_rules(
     """Compile the entries of ``spans`` (the token's groups' runs) of ``rules``."""
     entries = [entry for span in spans for entry in span]
     if not entries:
-        return Matcher(groups, EMPTY_CHAIN, ((), (), ()), 0)
-    if len(entries) > HOT_ENTRIES:
-        return _compact(rules, groups, entries)
+        return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
     found = rules.patterns(entries)
     candidates = rules.candidates(entries)
-    chain = list(range(len(entries)))
-    rooted: list[int] = []
-    joined = b"\n".join(found)
-    if rules.rfc9309 and (joined.find(b"*") >= 0 or joined.find(b"$") >= 0):
-        prefixes = list(map(_patterns.literal_prefix, found))
-        chain, rooted = _split(found, prefixes)
-    else:  # 1994 has no special characters: every pattern is a prefix
-        prefixes = found
-    chain.sort(key=prefixes.__getitem__)
-    rooted.sort(key=candidates.__getitem__, reverse=True)
+    prefixes, chain, rooted = _match_order(rules.rfc9309, found, candidates)
+    if len(entries) > HOT_ENTRIES:
+        return _compact(
+            rules,
+            groups,
+            array("i", [entries[at] for at in chain]),
+            array("i", [entries[at] for at in rooted]),
+        )
     chain_prefixes = tuple([prefixes[at] for at in chain])
     links = _links(chain_prefixes)
     rooted_patterns = tuple([found[at] for at in rooted])
-    size = 120 * len(entries) + len(joined) + 400
     return Matcher(
         groups,
         (
@@ -131,29 +127,32 @@ def compile_rules(
             tuple([candidates[at] for at in rooted]),
             tuple(map(_needle, rooted_patterns)),
         ),
-        size,
+        120 * len(entries) + sum(map(len, found)) + 400,
     )
 
 
-EMPTY_CHAIN: tuple[Sequence[bytes], Sequence[bytes], Sequence[int], Sequence[int]] = (
-    (),
-    (),
-    (),
-    (),
-)
-
-
-def _split(found: list[bytes], prefixes: list[bytes]) -> tuple[list[int], list[int]]:
-    """The positions of the chain's patterns and of the rooted run's."""
-    rooted = [
-        at
-        for at, prefix in enumerate(prefixes)
-        if prefix in _ROOTS and prefix is not found[at]
-    ]
-    if not rooted:
-        return list(range(len(found))), rooted
-    chain = sorted(set(range(len(found))).difference(rooted))
-    return chain, rooted
+def _match_order(
+    rfc9309: bool, found: list[bytes], candidates: list[int]
+) -> tuple[list[bytes], list[int], list[int]]:
+    """Each pattern's literal prefix; the positions of the chain, sorted by
+    prefix, and of the rooted run, best candidate first."""
+    chain = list(range(len(found)))
+    rooted: list[int] = []
+    prefixes = found  # 1994 has no special characters: every pattern is a prefix
+    joined = b"\n".join(found)
+    if rfc9309 and (joined.find(b"*") >= 0 or joined.find(b"$") >= 0):
+        prefixes = list(map(_patterns.literal_prefix, found))
+        # literal_prefix() gives a plain prefix back as the same object.
+        rooted = [
+            at
+            for at, prefix in enumerate(prefixes)
+            if prefix in _ROOTS and prefix is not found[at]
+        ]
+        if rooted:
+            chain = sorted(set(chain).difference(rooted))
+    chain.sort(key=prefixes.__getitem__)
+    rooted.sort(key=candidates.__getitem__, reverse=True)
+    return prefixes, chain, rooted
 
 
 def _needle(pattern: bytes) -> bytes:
@@ -161,44 +160,29 @@ def _needle(pattern: bytes) -> bytes:
     return max(pattern.removesuffix(b"$").split(b"*"), key=len)
 
 
-def _compact(rules: Rules, groups: tuple[int, ...], entries: list[int]) -> Matcher:
-    """A hostile file's matcher: its entries' order, read through the file's tables."""
+def _compact(
+    rules: Rules, groups: tuple[int, ...], chain: array[int], rooted: array[int]
+) -> Matcher:
+    """A hostile file's matcher: its entries in match order, read through the
+    file's tables (a few bytes per rule)."""
     rfc9309 = rules.rfc9309
-    rooted = []
-    if rfc9309:
-        rooted = [
-            entry
-            for entry in entries
-            if _patterns.is_special(pattern := rules.pattern(entry))
-            and _patterns.literal_prefix(pattern) in _ROOTS
-        ]
-    chain = [entry for entry in entries if entry not in set(rooted)] if rooted else entries
-    prefix_of = _patterns.literal_prefix if rfc9309 else _whole
-    chain.sort(key=lambda entry: prefix_of(rules.pattern(entry)))
-    rooted.sort(key=rules.candidate, reverse=True)
-    order = array("i", chain)
-    links = _links(_Column(rules, order, prefix=rfc9309))
-    rooted_order = array("i", rooted)
-    held = [order, rooted_order] + ([] if links is None else [array("i", links)])
+    links = _links(_Column(rules, chain, prefix=rfc9309))
+    held = [chain, rooted] + ([] if links is None else [array("i", links)])
     return Matcher(
         groups,
         (
-            _Column(rules, order, prefix=rfc9309),
-            _Column(rules, order, prefix=False),
-            _Candidates(rules, order),
+            _Column(rules, chain, prefix=rfc9309),
+            _Column(rules, chain, prefix=False),
+            _Candidates(rules, chain),
             held[2] if links is not None else (),
         ),
         (
-            _Column(rules, rooted_order, prefix=False),
-            _Candidates(rules, rooted_order),
-            _Needles(rules, rooted_order),
+            _Column(rules, rooted, prefix=False),
+            _Candidates(rules, rooted),
+            _Needles(rules, rooted),
         ),
         sum(map(sys.getsizeof, held)) + 600,
     )
-
-
-def _whole(pattern: bytes) -> bytes:
-    return pattern
 
 
 class _Column:
@@ -247,12 +231,7 @@ class _Candidates:
         return self.rules.candidate(self.order[at])
 
 
-class _Indexed(Protocol):
-    def __len__(self) -> int: ...
-    def __getitem__(self, at: int, /) -> bytes: ...
-
-
-def _links(prefixes: _Indexed) -> list[int] | None:
+def _links(prefixes: Column[bytes]) -> list[int] | None:
     """For each sorted prefix, the nearest one before it that starts it (equal
     ones included), or -1; None when no prefix starts its neighbour (no links).
 
@@ -277,20 +256,18 @@ def _links(prefixes: _Indexed) -> list[int] | None:
 # -- the one best-match loop ---------------------------------------------------------
 
 
-def best_match(matcher: Matcher, path: bytes, budget: list[int] | None = None) -> int:
+def best_match(matcher: Matcher, path: bytes) -> int:
     """The deciding candidate for ``path``: :data:`NO_MATCH` when no rule
     matches, :data:`TOO_COMPLEX` when the wildcard patterns need more work than
-    :func:`~scrapy_robots_std.robotstxt.patterns.work_budget` allows (or than
-    ``budget[0]``, which is left with what remains)."""
-    if budget is None:
-        budget = [_patterns.work_budget(len(path))]
+    :func:`~scrapy_robots_std.robotstxt.patterns.work_budget` allows."""
+    budget = _patterns.Budget(len(path))
     best = _on_chain(matcher, path, budget) if matcher.prefixes else NO_MATCH
     if matcher.rooted and best != TOO_COMPLEX:
         best = _best_first(matcher, path, best, budget)
     return best
 
 
-def _on_chain(matcher: Matcher, path: bytes, budget: list[int]) -> int:
+def _on_chain(matcher: Matcher, path: bytes, budget: _patterns.Budget) -> int:
     prefixes, links = matcher.prefixes, matcher.links
     best = NO_MATCH
     at = bisect_right(prefixes, path) - 1
@@ -302,17 +279,19 @@ def _on_chain(matcher: Matcher, path: bytes, budget: list[int]) -> int:
                 pattern = matcher.patterns[at]
                 if pattern is prefix or _matches(path, pattern, budget):
                     best = found
-                if budget[0] < 0:
+                if budget.left < 0:
                     return TOO_COMPLEX
         at = links[at] if links else -1
     return best
 
 
-def _best_first(matcher: Matcher, path: bytes, best: int, budget: list[int]) -> int:
+def _best_first(
+    matcher: Matcher, path: bytes, best: int, budget: _patterns.Budget
+) -> int:
     """The rooted run, best candidate first: the first pattern that matches
-    decides; one that cannot beat ``best`` ends the run.  A pattern whose last
-    piece is not in the path is passed over (a quick reject, charged only in a
-    matcher past HOT_ENTRIES, as the search of the path it is)."""
+    decides; one that cannot beat ``best`` ends the run.  A pattern whose
+    longest piece is not in the path is passed over: a quick reject, charged as
+    the search of the path it is in a matcher past HOT_ENTRIES only."""
     rooted, candidates, needles = (
         matcher.rooted,
         matcher.rooted_candidates,
@@ -326,22 +305,20 @@ def _best_first(matcher: Matcher, path: bytes, best: int, budget: list[int]) -> 
         if needles[at] in path:
             if _matches(path, rooted[at], budget):
                 return found
-            if budget[0] < 0:
+            if budget.left < 0:
                 return TOO_COMPLEX
-        elif reject:
-            budget[0] -= reject
-            if budget[0] < 0:
-                return TOO_COMPLEX
+        elif reject and budget.take(reject):
+            return TOO_COMPLEX
     return best
 
 
-def _matches(path: bytes, pattern: bytes, budget: list[int]) -> bool:
+def _matches(path: bytes, pattern: bytes, budget: _patterns.Budget) -> bool:
     """Whether ``pattern`` (known to start like ``path``) matches it; a wildcard
     pattern's work is taken from ``budget``."""
     if pattern.find(b"*") < 0:
         return not pattern.endswith(b"$") or len(path) == len(pattern) - 1
     work = _patterns.wildcard_work(path, pattern)
-    budget[0] -= _patterns.TRY_WORK + (~work if work < 0 else work)
+    budget.take(_patterns.TRY_WORK + (~work if work < 0 else work))
     return work < 0
 
 
@@ -349,29 +326,42 @@ def _matches(path: bytes, pattern: bytes, budget: list[int]) -> bool:
 
 
 class _Owner(Protocol):
-    def drop_matcher(self, matcher: Matcher) -> None: ...
+    def drop_matcher(self, ident: int) -> None: ...
 
 
 class Ring:
-    """The matchers compiled last, within a byte bound; older ones are dropped from
-    their owners (which compile them again when next asked)."""
+    """Which owners hold a compiled matcher, oldest first, within a byte bound.
+
+    The owner holds its matcher; the ring only counts it, and past the bound
+    tells the oldest owners to let theirs go (they compile again when next
+    asked).  An owner that dies takes its matcher with it and leaves the ring.
+    """
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.total = 0
-        self._held: deque[tuple[weakref.ref[_Owner], Matcher]] = deque()
-        self._lock = threading.Lock()
+        # owner -> (id of its matcher, the matcher's size)
+        self._held: OrderedDict[weakref.ref[_Owner], tuple[int, int]] = OrderedDict()
+        self._lock = threading.RLock()  # the weakref callback may run inside hold()
 
     def hold(self, owner: _Owner, matcher: Matcher) -> None:
         with self._lock:
-            self._held.append((weakref.ref(owner), matcher))
+            ref = weakref.ref(owner, self._forget)
+            self._forget(ref)  # the owner's earlier matcher, if counted
+            self._held[ref] = (id(matcher), matcher.size)
             self.total += matcher.size
             while self.total > self.max_bytes and len(self._held) > 1:
-                ref, dropped = self._held.popleft()
-                self.total -= dropped.size
-                owner_now = ref()
-                if owner_now is not None:
-                    owner_now.drop_matcher(dropped)
+                oldest, (ident, size) = self._held.popitem(last=False)
+                self.total -= size
+                found = oldest()
+                if found is not None:
+                    found.drop_matcher(ident)
+
+    def _forget(self, ref: weakref.ref[_Owner]) -> None:
+        with self._lock:
+            entry = self._held.pop(ref, None)
+            if entry is not None:
+                self.total -= entry[1]
 
     def __len__(self) -> int:
         return len(self._held)

@@ -382,7 +382,11 @@ class _Rfc9309Builder(_Builder):
     def file_rules(self, first: int, is_rule: list[bool], starts: list[int]) -> None:
         """Every rule line in a group with a pattern, in file order (C-level
         passes: a file may have thousands)."""
-        numbers, keys, values = self.reading.numbers, self.reading.keys, self.reading.values
+        numbers, keys, values = (
+            self.reading.numbers,
+            self.reading.keys,
+            self.reading.values,
+        )
         with_value = map(and_, is_rule[first:], map(bool, values[first:]))
         rules = list(compress(range(first, len(is_rule)), with_value))
         rule_keys = list(map(keys.__getitem__, rules))
@@ -444,7 +448,9 @@ class _Tables:
         self.patterns += patterns
         self.codes += codes
         if patterns is not values:
-            for entry, (value, pattern) in enumerate(zip(values, patterns, strict=True), start):
+            for entry, (value, pattern) in enumerate(
+                zip(values, patterns, strict=True), start
+            ):
                 if value is not pattern and value != pattern:
                     self.written[entry] = value
         return start, len(self.patterns)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -259,6 +258,21 @@ def work_budget(path_length: int) -> int:
     return WORK_PER_CHECK + path_length
 
 
+class Budget:
+    """The work one check may still take: :func:`work_budget`, less what the
+    patterns tried so far took."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, path_length: int) -> None:
+        self.left = work_budget(path_length)
+
+    def take(self, work: int) -> bool:
+        """Take ``work``; whether the budget is now overdrawn."""
+        self.left -= work
+        return self.left < 0
+
+
 def index_html_directory(pattern: bytes) -> bytes | None:
     """``/dir/index.html`` allowed also allows ``/dir/`` (the reference's
     HandleAllow): the pattern ``/dir/$``."""
@@ -280,12 +294,3 @@ def literal_prefix(pattern: bytes) -> bytes:
     if star >= 0:
         return pattern[:star]
     return pattern[:-1] if pattern.endswith(b"$") else pattern  # the same object
-
-
-def tail_missing(path: bytes, pattern: bytes) -> bool:
-    """Whether the piece after the pattern's last ``*`` is missing from the
-    path (or from its end, for a final ``$``): a quick no for most tries."""
-    tail = pattern[pattern.rfind(b"*") + 1 :]
-    if tail.endswith(b"$"):
-        return not path.endswith(tail[:-1])
-    return tail not in path

@@ -313,9 +313,11 @@ class RobotsTxt:
                 _matcher.RING.hold(self, matcher)
         return matcher
 
-    def drop_matcher(self, matcher: Matcher) -> None:
-        """Let the compiled ``matcher`` go (the process-wide bound asks it)."""
-        if self._matcher is matcher:
+    def drop_matcher(self, ident: int) -> None:
+        """Let the compiled matcher go, if it is still the one of ``id`` ``ident``
+        (the process-wide bound, ``matcher.RING``, asks it)."""
+        matcher = self._matcher
+        if matcher is not None and id(matcher) == ident:
             self._matcher = None
 
     def _select(self, token: str) -> tuple[int, ...]:

@@ -1,11 +1,11 @@
-"""The work a check takes, as ``patterns.best_match`` charges it to its budget.
+"""The work a check takes, as ``matcher.best_match`` charges it to its budget.
 
-:func:`counted_work` records each charge in order: a wildcard pattern tried in
-full (``patterns.TRY_WORK`` and the pieces and bytes it took, from
-``patterns.wildcard_work``) or a best-first quick reject (one unit and a unit
-per ``patterns.SCANNED_BYTES_PER_WORK`` bytes of the path it searched, when the
-pattern's last piece is missing from the path).  The hostile-bounds tests
-compare the sum with ``patterns.work_budget``.
+:func:`counted_work` records each charge in order (each call of
+``patterns.Budget.take``): a wildcard pattern tried in full (``patterns.TRY_WORK``
+and the pieces and bytes it took, from ``patterns.wildcard_work``) or, in a
+matcher past ``matcher.HOT_ENTRIES``, a quick reject (one unit and a unit per
+``patterns.SCANNED_BYTES_PER_WORK`` bytes of the path it searched).  The
+hostile-bounds tests compare the sum with ``patterns.work_budget``.
 """
 
 from __future__ import annotations
@@ -28,24 +28,13 @@ __all__ = ["counted_work", "work_of"]
 def counted_work() -> Iterator[list[int]]:
     """Every charge the checks made inside the block, in order."""
     charges: list[int] = []
-    real_work = patterns.wildcard_work
-    real_tail_missing = patterns.tail_missing
+    real_take = patterns.Budget.take
 
-    def counting_work(path: bytes, pattern: bytes) -> int:
-        done = real_work(path, pattern)
-        charges.append(patterns.TRY_WORK + (~done if done < 0 else done))
-        return done
+    def counting_take(budget: patterns.Budget, work: int) -> bool:
+        charges.append(work)
+        return real_take(budget, work)
 
-    def counting_rejects(path: bytes, pattern: bytes) -> bool:
-        missing = real_tail_missing(path, pattern)
-        if missing:
-            charges.append(1 + len(path) // patterns.SCANNED_BYTES_PER_WORK)
-        return missing
-
-    with (
-        mock.patch.object(patterns, "wildcard_work", counting_work),
-        mock.patch.object(patterns, "tail_missing", counting_rejects),
-    ):
+    with mock.patch.object(patterns.Budget, "take", counting_take):
         yield charges
 
 

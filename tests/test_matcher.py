@@ -1,0 +1,113 @@
+"""The compiled matchers: hot and compact forms answer alike, and the
+process-wide bound on what they hold (``matcher.RING``)."""
+
+from __future__ import annotations
+
+import gc
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std.robotstxt import matcher
+from tests.helpers.bodies import url
+from tests.helpers.oracle import rules_for, slow_rfc9309
+
+PIECES = st.sampled_from(["a", "b", "ab", "ba", "/", ".", "%41", "index.html"])
+PATTERNS = st.lists(st.one_of(PIECES, st.just("*")), max_size=5).map(
+    lambda parts: "/" + "".join(parts)
+) | st.lists(st.one_of(PIECES, st.just("*")), min_size=1, max_size=4).map(
+    lambda parts: "*" + "".join(parts) + "$"
+)
+RULES = st.lists(st.tuples(st.booleans(), PATTERNS), min_size=1, max_size=25)
+PATHS = st.lists(PIECES, max_size=6).map(lambda parts: "/" + "".join(parts))
+
+
+def _body(rules: list[tuple[bool, str]]) -> bytes:
+    lines = ["User-agent: *"]
+    lines += [
+        f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(rules=RULES, paths=st.lists(PATHS, min_size=1, max_size=6))
+def test_a_compact_matcher_answers_as_a_hot_one(rules, paths):
+    body = _body(rules)
+    hot = RobotsTxt.parse(body)
+    want = [hot.decide(url(path), "Bot") for path in paths]
+    with mock.patch.object(matcher, "HOT_ENTRIES", 0):
+        compact = RobotsTxt.parse(body)
+        assert [compact.decide(url(path), "Bot") for path in paths] == want
+    assert compact._matcher is not None
+    assert compact._matcher.reject == 1  # the compact form: rejects charged
+    assert hot._matcher is not None
+    assert hot._matcher.reject == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(rules=RULES, path=PATHS)
+def test_a_matcher_dropped_by_the_ring_is_compiled_again_alike(rules, path):
+    body = _body(rules)
+    parsed = RobotsTxt.parse(body)
+    first = parsed.decide(url(path), "Bot")
+    assert first.allowed is slow_rfc9309(rules_for(body, "Bot"), path)[0]
+    assert parsed._matcher is not None
+    parsed.drop_matcher(id(parsed._matcher))
+    assert parsed._matcher is None
+    assert parsed.decide(url(path), "Bot") == first
+    assert parsed._matcher is not None
+
+
+def _file(number: int) -> bytes:
+    rules = "".join(f"Disallow: /{number}/{rule}/*.pdf$\n" for rule in range(20))
+    return f"User-agent: *\n{rules}".encode()
+
+
+def test_the_ring_holds_at_most_its_bound_and_drops_the_oldest():
+    ring = matcher.Ring(max_bytes=64 * 1024)
+    with mock.patch.object(matcher, "RING", ring):
+        files = [RobotsTxt.parse(_file(number)) for number in range(200)]
+        for number, parsed in enumerate(files):
+            assert not parsed.allowed(url(f"/{number}/3/x.pdf"), "Bot")
+            assert ring.total <= ring.max_bytes
+        held = [parsed for parsed in files if parsed._matcher is not None]
+        assert 0 < len(held) == len(ring) < len(files)
+        assert held == files[-len(held) :]  # the newest are kept
+        assert ring.total == sum(parsed._matcher.size for parsed in held)
+        # A dropped matcher is compiled again at its file's next check.
+        assert files[0]._matcher is None
+        assert files[0].allowed(url("/0/3/x.html"), "Bot")
+        assert files[0]._matcher is not None
+
+
+def test_a_file_that_dies_leaves_the_ring():
+    ring = matcher.Ring(max_bytes=1 << 20)
+    with mock.patch.object(matcher, "RING", ring):
+        files = [RobotsTxt.parse(_file(number)) for number in range(10)]
+        for parsed in files:
+            parsed.allowed(url("/x"), "Bot")
+        assert len(ring) == 10
+        total = ring.total
+        del files[:5]
+        gc.collect()
+        assert len(ring) == 5
+        assert ring.total < total
+
+
+def test_a_file_compiles_again_only_for_another_selection():
+    body = b"User-agent: a\nDisallow: /a\n\nUser-agent: b\nDisallow: /b\n"
+    parsed = RobotsTxt.parse(body)
+    with mock.patch.object(
+        matcher, "compile_rules", wraps=matcher.compile_rules
+    ) as compile_rules:
+        for _ in range(3):
+            assert not parsed.allowed(url("/a"), "a")
+            assert parsed.allowed(url("/a"), "b")
+            assert not parsed.allowed(url("/a"), "a")
+            assert not parsed.allowed(url("/a"), "A")  # the same group as "a"
+    # Each switch between the two groups compiles: the last selection's
+    # matcher is the one held.
+    assert compile_rules.call_count == 3 * 2 + 1
