@@ -14,6 +14,7 @@ bash scripts/bootstrap.sh test
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy --strict scrapy_robots_std
+.venv/bin/python scripts/check_shape.py  # function, class and parser sizes (issue 24)
 # The crawls mostly wait on sockets and timers, so 4 workers (pytest-xdist) on the
 # 2 cores; ROBOTS_STD_TEST_WORKERS overrides (1: no workers, for debugging).
 WORKERS="${ROBOTS_STD_TEST_WORKERS:-4}"

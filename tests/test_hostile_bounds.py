@@ -27,7 +27,14 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.robotstxt import groups, layout, matcher, patterns, reader, robots
+from scrapy_robots_std.robotstxt import (
+    groups,
+    layout,
+    matcher,
+    patterns,
+    reader,
+    robots,
+)
 from tests.helpers.bodies import SHAPES_BY_KEY, ordinary, url
 from tests.helpers.crawl import run_crawl
 from tests.helpers.crawl import settings as crawl_settings
@@ -400,7 +407,9 @@ def test_tokens_that_select_the_same_groups_share_one_compiled_matcher():
         for round_number in range(3):
             for number in range(200):  # far more than the memo holds
                 token = re.sub(
-                    r"[^A-Za-z_-]", "q", f"Rotating{chr(97 + number % 26)}{round_number}"
+                    r"[^A-Za-z_-]",
+                    "q",
+                    f"Rotating{chr(97 + number % 26)}{round_number}",
                 ) + "x" * (number + 1)
                 assert not parsed.allowed(url("/star/x"), token)
             sizes.append(parsed.memory_bytes())
