@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,6 +20,8 @@ from tests.helpers.crawl import MW_LOGGER, assert_no_errors, run_crawl, settings
 from tests.helpers.server import Reply
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tests.helpers.crawl import CrawlResult
     from tests.helpers.server import HostileServer
 
