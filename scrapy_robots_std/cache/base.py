@@ -111,7 +111,7 @@ class CacheEntry:
     #: the body the rules were parsed from (as kept: at most ~500 KiB), for audits
     body_sha256: str | None = None
     body_bytes: int | None = None
-    #: a ``tdmrep.json`` entry's parsed rules (its key is :func:`tdm_key`'s);
+    #: a ``tdmrep.json`` entry's parsed rules (its key is ``"tdmrep:" + origin``);
     #: ``robots`` is then ``None``
     tdm: TdmFile | None = None
 
