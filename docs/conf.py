@@ -75,6 +75,9 @@ nitpick_ignore_regex = [
 ]
 # StdRobotParser's docstring names the private helper product_token as a function.
 nitpick_ignore += [("py:func", "product_token")]
+# CacheEntry.tdm's type: the pure TDMRep module's TdmFile (described in
+# usage-preferences.md, not on the API pages).
+nitpick_ignore += [("py:class", "TdmFile")]
 
 # Furo (the `docs` extra): responsive, with a sidebar, a search box and a
 # table of contents of each page; on a narrow window the sidebars fold away.

@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import page_origin
 
@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 BASE_PORT = 8431
 #: How long the "slow" origin takes to answer for its robots.txt.
 SLOW_SECONDS = 1.5
+
+
+#: TDMRep's file: fetched from every origin when a usage purpose is declared
+TDMREP_PATH: Final = "/.well-known/tdmrep.json"
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,17 @@ SITE = (
                 "Content-Usage: /archive/ search=n\n"
                 "Content-Signal: search=yes, ai-train=no\n",
                 {"Content-Type": ROBOTS},
-            )
+            ),
+            # TDMRep (issue 25): text and data mining reserved but for /open/.
+            # Fetched because a purpose is declared; search is not affected, so
+            # it decides nothing here: see response.meta["robots_std_tdm"].
+            TDMREP_PATH: Answer(
+                200,
+                '[{"location": "/open/", "tdm-reservation": 0},\n'
+                ' {"location": "/", "tdm-reservation": 1,\n'
+                '  "tdm-policy": "https://media.example/tdm-licence"}]\n',
+                {"Content-Type": "application/json"},
+            ),
         },
         pages={
             "/": Page(
@@ -359,7 +373,11 @@ def outcome(
     """The paths ``origin`` served (pages only, not its robots.txt files), and the
     paths of the requests the spider was kept away from (``refused``: URLs)."""
     base = site.url[origin.name]
-    served = {path for _, path in site.log[origin.name] if path not in origin.files}
+    served = {
+        path
+        for _, path in site.log[origin.name]
+        if path not in origin.files and path != TDMREP_PATH
+    }
     kept_away = {
         url.removeprefix(base) for url in refused if url.startswith(f"{base}/")
     }

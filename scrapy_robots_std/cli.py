@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from scrapy_robots_std import RobotsTxt, __version__
+from scrapy_robots_std import RobotsTxt, __version__, tdm_source
 from scrapy_robots_std.robots_source import (
     FETCH_TIMEOUT,
     CliError,
@@ -32,7 +32,7 @@ from scrapy_robots_std.robotstxt.usage import (
     REASON_DISALLOWED,
     UsagePreferences,
 )
-from scrapy_robots_std.robotstxt.usage_vocab import REVISIONS
+from scrapy_robots_std.robotstxt.usage_vocab import REVISIONS, check_purpose
 from scrapy_robots_std.safetext import safe, safe_json
 from scrapy_robots_std.stats import DROP_STATUS
 
@@ -53,7 +53,7 @@ def _build_parser(prog: str) -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog=prog,
         usage="%(prog)s ROBOTS URL [URL ...] --token NAME [--standard STANDARD] "
-        "[--explain] [--json]",
+        "[--explain] [--purpose PURPOSE] [--json]",
         description="Check URLs against a robots.txt file the way scrapy-robots-std "
         "does: print ALLOWED or DISALLOWED for each URL.",
         epilog="Exit status: 0 if every URL is allowed, 1 if any is disallowed, "
@@ -105,6 +105,13 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"when ROBOTS is a URL: the most the whole fetch may take (connect, "
         f"headers, redirects and body; default {FETCH_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--purpose",
+        metavar="PURPOSE",
+        help="a usage purpose (train-ai, ai-use, search): when ROBOTS is a URL, also "
+        "fetch its origin's TDMRep /.well-known/tdmrep.json and print its statement "
+        "for each URL",
     )
     parser.add_argument(
         "--json",
@@ -260,6 +267,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"note: {safe(source.note)}", file=sys.stderr)
     robots = RobotsTxt.parse(source.body, standard=standard)
     results = [_check(robots, source, token, url) for url in urls]
+    if args.purpose is not None:
+        _add_tdmrep(args, results, timeout)
     usages = [_usage(robots, source, token, url) for url in urls]
     summary = robots.usage_summary()
 
@@ -299,6 +308,35 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(result["allowed"] for result in results) else 1
 
 
+def _add_tdmrep(
+    args: argparse.Namespace, results: list[dict[str, Any]], timeout: float
+) -> None:
+    """Each result's TDMRep file statement for ``--purpose`` (ROBOTS a URL)."""
+    try:
+        purpose = check_purpose(args.purpose.strip().lower())
+    except ValueError as exc:
+        raise CliError(f"invalid --purpose: {exc}") from None
+    url = tdm_source.file_url(args.robots)
+    file, fetched = (
+        (None, "ROBOTS is not a URL: no tdmrep.json")
+        if url is None
+        else (tdm_source.load_file(url, args.standard, timeout))
+    )
+    print(f"note: TDMRep {safe(fetched)}", file=sys.stderr)
+    for note in () if file is None else file.notes:
+        print(f"note: {safe(note)}", file=sys.stderr)
+    for result in results:
+        statement = None if file is None else file.statement(result["url"])[0]
+        value = tdm_source.meaning(statement, purpose)
+        said = "unset" if statement is None else str(statement)
+        result["tdmrep"] = {
+            "statement": None if statement is None else statement.to_dict(),
+            "purpose": purpose,
+            "value": value,
+            "explain": f"TDMRep: {said}: {value} for {purpose}",
+        }
+
+
 def _print_text(
     robots: RobotsTxt,
     source: Source,
@@ -318,6 +356,8 @@ def _print_text(
         if show_usage:
             for line in usage.explain_lines():
                 _print(f"  {line}")
+        if "tdmrep" in result:
+            _print(f"  {result['tdmrep']['explain']}")
     _print(_group_line(robots, source, token))
     if show_usage:
         _print(

@@ -40,6 +40,8 @@ DROP_USAGE_PAGE_META: Final = "usage-page-meta"
 #: a response's tdm-reservation header / meta tag said 1 (reserved) to the purpose
 DROP_USAGE_TDM_HEADER: Final = "usage-tdm-header"
 DROP_USAGE_TDM_META: Final = "usage-tdm-meta"
+#: the origin's /.well-known/tdmrep.json reserved the request's path (before sending)
+DROP_USAGE_TDM_FILE: Final = "usage-tdm-file"
 #: a request the spider yielded from a response whose X-Robots-Tag / robots meta
 #: tag says nofollow (or none)
 DROP_NOFOLLOW_HEADER: Final = "nofollow-header"
@@ -214,10 +216,28 @@ TDM_NOT_RESERVED: Final = stat("tdm", "not_reserved")
 #: ... by the technique that decided: a header, a meta tag
 TDM_FROM_HEADER: Final = stat("tdm", "from", "header")
 TDM_FROM_META: Final = stat("tdm", "from", "meta")
+TDM_FROM_FILE: Final = stat("tdm", "from", "file")
 #: responses whose deciding statement names a tdm-policy (exposed, never fetched)
 TDM_POLICY: Final = stat("tdm", "policy")
 #: responses whose TDMRep reading left a note (a protocol error: unset; a bound)
 TDM_NOTES: Final = stat("tdm", "notes")
+# The origin's /.well-known/tdmrep.json, fetched once per origin (and TTL):
+#: its requests sent (each redirect hop is one)
+TDM_FILE_REQUESTS: Final = stat("tdm", "file", "requests")
+#: fetches that ended in a file with usable rules
+TDM_FILE_FETCHED: Final = stat("tdm", "file", "fetched")
+#: fetches answered 404 (or another 4xx, or an unfollowable redirect): unset
+TDM_FILE_MISSING: Final = stat("tdm", "file", "missing")
+#: fetches that failed (5xx, 429, a network error, the deadline): unset for now
+TDM_FILE_FAILED: Final = stat("tdm", "file", "failed")
+#: files not usable as a whole (not JSON, not an array, over 500 KiB): unset
+TDM_FILE_MALFORMED: Final = stat("tdm", "file", "malformed")
+#: files over 500 KiB (also counted as malformed): the download stops there
+TDM_FILE_TOO_LARGE: Final = stat("tdm", "file", "too_large")
+#: files with notes on some of their rules (skipped rules, invalid values)
+TDM_FILE_NOTES: Final = stat("tdm", "file", "notes")
+#: a copy fetched earlier stood in for a file that failed (as for robots.txt)
+TDM_FILE_STALE: Final = stat("tdm", "file", "stale")
 
 
 # -- the audit file (ROBOTS_STD_AUDIT_PATH) --------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -73,6 +74,8 @@ MAX_LOCATION: Final = 2048
 MAX_POLICY: Final = 2048
 MAX_LINES: Final = 16
 MAX_NOTES: Final = 20
+#: A TdmRule object and its small fields, before its strings (CPython, rounded up).
+_RULE_OVERHEAD: Final = 160
 #: Characters of a value as written that a note shows.
 _SHOWN: Final = 60
 
@@ -204,6 +207,19 @@ class TdmFile:
 
     rules: tuple[TdmRule, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the body as a whole was not usable (over the limit, not JSON, not an array)
+    malformed: bool = False
+
+    def memory_bytes(self) -> int:
+        """An upper bound of what this file keeps in memory (a cache's byte bound
+        counts it): its rules' strings and objects, and its notes."""
+        size = sys.getsizeof(self.rules) + sum(map(sys.getsizeof, self.notes))
+        for rule in self.rules:
+            size += _RULE_OVERHEAD + sys.getsizeof(rule.location)
+            size += sys.getsizeof(rule.pattern)
+            if rule.policy is not None:
+                size += sys.getsizeof(rule.policy)
+        return size
 
     def rule_for(self, url: str) -> tuple[TdmRule | None, str | None]:
         """The first rule whose location matches ``url``'s path, and a note when
@@ -257,15 +273,16 @@ def parse_file(body: bytes) -> TdmFile:
             f"{FILE}: {len(body):,} bytes, over the {MAX_FILE_BYTES:,}-byte limit: "
             "not read (unset)"
         )
-        return TdmFile(notes=(note,))
+        return TdmFile(notes=(note,), malformed=True)
     try:
         data = json.loads(body)
     except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
         error = f"{type(exc).__name__}: {exc}"[:200]
-        return TdmFile(notes=(f"{FILE}: not JSON ({error}): unset",))
+        return TdmFile(notes=(f"{FILE}: not JSON ({error}): unset",), malformed=True)
     if not isinstance(data, list):
         kind = type(data).__name__.replace("dict", "object")
-        return TdmFile(notes=(f"{FILE}: not a JSON array (a {kind}): unset",))
+        note = f"{FILE}: not a JSON array (a {kind}): unset"
+        return TdmFile(notes=(note,), malformed=True)
     notes = _Notes()
     rules = [
         rule

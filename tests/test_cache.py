@@ -255,7 +255,11 @@ def test_the_robots_url_of_an_origin_is_the_one_its_requests_use(
     assert robots_url_of(origin) == robots_url
     found = origin_of(robots_url)
     assert found is not None
-    assert found == (origin, robots_url)
+    assert (found.key, found.robots_url, found.kind) == (
+        origin,
+        robots_url,
+        "robots.txt",
+    )
 
 
 def test_fields_kept_in_a_smaller_form_read_back_as_given() -> None:

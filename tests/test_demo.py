@@ -98,13 +98,27 @@ async def test_the_demo_crawl_keeps_to_each_pages_policy(
         r'"Disallow: /secret/"',
         drops,
     )
-    # the audit file: one robots record per origin (7), one origin record each, close
+    # the audit file: one robots record per origin, one tdmrep record per origin
+    # (the demo declares a purpose, so TDMRep's file is fetched), one origin record
+    # each, close
     records = [json.loads(line) for line in audit.read_text().splitlines()]
     assert Counter(r["record"] for r in records) == {
         "close": 1,
         "origin": 8,
         "robots": 8,
+        "tdmrep": 8,
     }
+    # The media origin's tdmrep.json: fetched once, exposed on its pages; its
+    # reservation does not speak to the demo's purpose (search).
+    [tdm] = [
+        r
+        for r in records
+        if r["record"] == "tdmrep" and r["origin"] == site.url["media"]
+    ]
+    assert (tdm["status"], tdm["rules"], tdm["reserved_rules"]) == (200, 2, 1)
+    assert result.stats["robots_std/tdm/file/fetched"] == 1
+    assert result.stats["robots_std/tdm/from/file"] == 3
+    assert "robots_std/dropped/usage-tdm-file" not in result.stats
     [media] = [
         r
         for r in records
@@ -136,7 +150,11 @@ def test_the_demo_script_runs_as_readme_says(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "robotstxt/forbidden: 10" in result.stdout
     assert "robots_std/dropped/unreachable: 4" in result.stdout
-    assert "Audit file (17 records: 1 close, 8 origin, 8 robots)" in result.stdout
+    assert (
+        "Audit file (25 records: 1 close, 8 origin, 8 robots, 8 tdmrep)"
+        in result.stdout
+    )
+    assert "robots_std/tdm/file/fetched: 1" in result.stdout
     assert '"content_usage": 3' in result.stdout
     assert "robots_std/dropped/usage: 1" in result.stdout
     assert "robots_std/dropped/usage-header: 1" in result.stdout

@@ -4,7 +4,8 @@ Each technique (the ``tdm-reservation`` / ``tdm-policy`` headers, the meta tags 
 those names) is served by a local origin; what reached the spider, the drop lines,
 the stats and ``meta["robots_std_tdm"]`` / ``meta["robots_std_usage"]`` are checked.
 The suite runs these crawls under asyncio and again under Twisted's default reactor
-(the ``crawl`` marker). ``/.well-known/tdmrep.json`` is not fetched yet.
+(the ``crawl`` marker). ``/.well-known/tdmrep.json`` has tests of its own
+(test_tdm_file_crawl.py); here it is a 404.
 """
 
 from __future__ import annotations
@@ -166,6 +167,9 @@ async def test_a_reservation_drops_the_response_for_the_ai_purposes(
         "robots_std/tdm/from/header": 3,
         "robots_std/tdm/from/meta": 2,
         "robots_std/tdm/policy": 1,
+        # the origin's tdmrep.json was asked for once: a 404 (unset)
+        "robots_std/tdm/file/requests": 1,
+        "robots_std/tdm/file/missing": 1,
     }
 
 

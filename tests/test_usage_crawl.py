@@ -77,7 +77,10 @@ def received(result: CrawlResult) -> dict[str, dict[str, Any]]:
 
 
 def served(server: HostileServer) -> set[str]:
-    return {r.path for r in server.requests if r.path != "/robots.txt"}
+    """The pages asked for: not robots.txt, nor TDMRep's tdmrep.json (fetched when a
+    purpose is declared)."""
+    files = ("/robots.txt", "/.well-known/tdmrep.json")
+    return {r.path for r in server.requests if r.path not in files}
 
 
 def usage_drops(result: CrawlResult) -> list[str]:

@@ -1,15 +1,16 @@
-"""Property tests for usage preferences: parsing never raises, and usage lines never
-change an access answer, in either standard."""
+"""Property tests for usage preferences: parsing never raises, and usage lines (and
+TDMRep, and page directives) never change an access answer, in either standard."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from scrapy_robots_std import RobotsTxt
+from scrapy_robots_std import RobotsTxt, pagerules, tdmrep
 from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
 from scrapy_robots_std.robotstxt.usage_vocab import most_restrictive
 
@@ -149,3 +150,60 @@ def test_file_wide_usage_lines_never_change_access_and_combine_most_restrictivel
                 for category, preference in found.table(name).items():
                     said = [part.table(name)[category].value for part in parts]
                     assert preference.value == most_restrictive(said)
+
+
+# -- TDMRep and page directives: use, never access ---------------------------------------
+
+_TDM_RULE = st.fixed_dictionaries(
+    {
+        "location": st.sampled_from(["/", "/a*", "/ai-ok/", "/*.pdf$", "x", ""]),
+        "tdm-reservation": st.sampled_from([0, 1, 2, "1", True]),
+    }
+)
+_TDM_VALUES = st.lists(st.sampled_from([b"0", b"1", b"yes", b" 1 "]), max_size=3)
+_ROBOTS_TAG = st.lists(
+    st.sampled_from([b"noai", b"FooBot: noimageai", b"none", b"noindex", b"bot: all"]),
+    max_size=3,
+)
+
+
+@SETTINGS
+@given(
+    lines=st.lists(st.one_of(_OTHER_LINE, _USAGE_LINE), max_size=14),
+    rules=st.lists(_TDM_RULE, max_size=5),
+    header=_TDM_VALUES,
+    meta=_TDM_VALUES,
+    robots_tag=_ROBOTS_TAG,
+    standard=st.sampled_from(["rfc9309", "1994"]),
+)
+def test_tdmrep_and_page_sources_never_change_access_nor_search(
+    lines: list[str],
+    rules: list[dict[str, object]],
+    header: list[bytes],
+    meta: list[bytes],
+    robots_tag: list[bytes],
+    standard: str,
+) -> None:
+    """A tdmrep.json, TDMRep headers and meta tags, and page directives fold into
+    the usage preferences; the Allow/Disallow answer is the same before and after,
+    search is never decided by them, and a reservation is never a yes."""
+    robots = RobotsTxt.parse(_body(lines), standard)
+    file = tdmrep.parse_file(json.dumps(rules).encode())
+    for token in TOKENS:
+        for url in URLS:
+            allowed = robots.allowed(url, token)
+            prefs = robots.usage(url, token)
+            statement, _ = file.statement(url)
+            said = tdmrep.read(
+                header,
+                (),
+                [("tdm-reservation", value.decode()) for value in meta],
+                file=statement,
+            )
+            page = pagerules.read(robots_tag, (), token)
+            folded = prefs.with_sources((*said.usage_sources(), *page.usage_sources()))
+            assert robots.allowed(url, token) == allowed
+            assert folded.decide("search").value == prefs.decide("search").value
+            if said.reservation == 1:
+                assert folded.decide("train-ai").value == "disallow"
+                assert folded.decide("ai-use").value == "disallow"

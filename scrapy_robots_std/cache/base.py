@@ -27,8 +27,37 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
+    from scrapy_robots_std.tdmrep import TdmFile
 
-__all__ = ["CacheEntry", "RobotsCache", "SharedFetches", "robots_url_of"]
+__all__ = [
+    "ROBOTS_TXT",
+    "TDM_FILE",
+    "CacheEntry",
+    "RobotsCache",
+    "SharedFetches",
+    "is_tdm_key",
+    "robots_url_of",
+    "tdm_key",
+]
+
+#: The files an origin's entries are kept for (``Origin.kind``).
+ROBOTS_TXT: Final = "robots.txt"
+TDM_FILE: Final = "tdmrep.json"
+#: The start of a ``tdmrep.json`` entry's key: no origin key (``http(s)://...``)
+#: starts so, so an origin's two entries never collide in any backend.
+_TDM_KEY_PREFIX: Final = "tdmrep:"
+
+
+def tdm_key(origin: str) -> str:
+    """The cache key of the ``/.well-known/tdmrep.json`` of ``origin`` (an origin
+    key): ``"tdmrep:https://example.com:443"``."""
+    return _TDM_KEY_PREFIX + origin
+
+
+def is_tdm_key(key: str) -> bool:
+    """Whether ``key`` is a ``tdmrep.json`` entry's (:func:`tdm_key`)."""
+    return key.startswith(_TDM_KEY_PREFIX)
+
 
 _DEFAULT_PORTS: Final = {"http": "80", "https": "443"}
 
@@ -82,6 +111,9 @@ class CacheEntry:
     #: the body the rules were parsed from (as kept: at most ~500 KiB), for audits
     body_sha256: str | None = None
     body_bytes: int | None = None
+    #: a ``tdmrep.json`` entry's parsed rules (its key is ``"tdmrep:" + origin``);
+    #: ``robots`` is then ``None``
+    tdm: TdmFile | None = None
 
     @property
     def confirmed_at(self) -> float:

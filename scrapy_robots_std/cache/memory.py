@@ -31,6 +31,8 @@ def entry_bytes(entry: CacheEntry) -> int:
     size = _ENTRY_OVERHEAD + own_objects_bytes(entry)
     if entry.robots is not None:
         size += entry.robots.memory_bytes()
+    if entry.tdm is not None:
+        size += entry.tdm.memory_bytes()
     return size
 
 

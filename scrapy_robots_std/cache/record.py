@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final, TypeGuard, TypeVar
 
-from scrapy_robots_std.cache.base import CacheEntry
+from scrapy_robots_std.cache.base import CacheEntry, is_tdm_key
 from scrapy_robots_std.policy import MAX_TTL, FetchReason, Verdict, usable_validator
 from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
+from scrapy_robots_std.tdmrep import TdmFile, parse_file
 
 __all__ = ["FORMAT", "Meta", "build_entry", "dump_meta", "load_meta", "pack_body"]
 
@@ -192,12 +193,16 @@ def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
     ``None`` when a ``parse`` verdict comes without a usable body.
     """
     robots = None
+    tdm: TdmFile | None = None
     if meta.verdict == Verdict.PARSE:
         body = None if blob is None else unpack_body(blob)
         if body is None:
             return None
-        # Like the middleware's own entries: no diagnostics kept in a cache.
-        robots = RobotsTxt.parse(body, meta.standard).without_diagnostics()
+        if is_tdm_key(meta.origin):  # a tdmrep.json: its rules, not robots.txt's
+            tdm = parse_file(body)
+        else:
+            # Like the middleware's own entries: no diagnostics kept in a cache.
+            robots = RobotsTxt.parse(body, meta.standard).without_diagnostics()
     return CacheEntry(
         origin=meta.origin,
         robots_url=meta.robots_url,
@@ -213,4 +218,5 @@ def build_entry(meta: Meta, blob: bytes | None) -> CacheEntry | None:
         checked_at=meta.checked_at,
         body_sha256=meta.body_sha256,
         body_bytes=meta.body_bytes,
+        tdm=tdm,
     )

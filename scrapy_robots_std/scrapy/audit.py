@@ -9,6 +9,8 @@ line (JSON Lines) to that file:
   fetched (``source`` ``"store"``);
 - ``revalidated``: a ``304`` confirmed the cached version (not parsed again);
 - ``stale``: the origin was unreachable and the earlier version stands in;
+- ``tdmrep``: an origin's ``/.well-known/tdmrep.json`` (TDMRep), fetched because a
+  usage purpose is declared: its status, rules and notes;
 - ``origin`` (at close): one per origin, its drops by reason and the page-level
   robots directives its responses carried (a count per directive);
 - ``close`` (at close, last): the finish reason and the totals.
@@ -66,7 +68,36 @@ ROBOTS: Final = "robots"
 REVALIDATED: Final = policy.FetchSource.REVALIDATED.value
 STALE: Final = policy.FetchSource.STALE.value
 ORIGIN: Final = "origin"
+#: an origin's /.well-known/tdmrep.json (TDMRep), fetched for a declared purpose
+TDMREP: Final = "tdmrep"
 CLOSE: Final = "close"
+
+
+def _tdm_record(fetched: Fetched) -> dict[str, Any]:
+    """The ``tdmrep`` record of a tdmrep.json cycle's entry (docs/audit.md)."""
+    entry = fetched.entry
+    file = entry.tdm
+    decided = time.time() if fetched.source == STALE else entry.confirmed_at
+    return {
+        "record": TDMREP,
+        "source": fetched.source.value,
+        "origin": entry.origin.split(":", 1)[1],  # the key without "tdmrep:"
+        "url": entry.robots_url,
+        "fetched_at": iso_time(entry.fetched_at),
+        "fetched_at_epoch": _epoch(entry.fetched_at),
+        "status": entry.status,
+        "bytes": entry.body_bytes,
+        "sha256": entry.body_sha256,
+        "verdict": entry.verdict,
+        "detail": entry.detail,
+        "ttl_seconds": round(max(entry.expires_at - decided, 0.0), 3),
+        "expires_at": iso_time(entry.expires_at),
+        "rules": None if file is None else len(file.rules),
+        "reserved_rules": None
+        if file is None
+        else sum(rule.reservation == 1 for rule in file.rules),
+        "notes": [] if file is None else [safe(note) for note in file.notes],
+    }
 
 
 def iso_time(epoch: float) -> str:
@@ -221,6 +252,16 @@ class AuditLog:
         }
         if self._write(record):
             self._remember(entry, identity, sha256, size)
+
+    def tdm_fetched(self, fetched: Fetched) -> None:
+        """Record an origin's ``/.well-known/tdmrep.json`` as a fetch cycle left it
+        (a ``tdmrep`` record; its entries from the store once per version)."""
+        entry = fetched.entry
+        identity = (entry.fetched_at, entry.checked_at, entry.expires_at)
+        if self._handle is None or self._last.get(entry.origin) == identity:
+            return
+        if self._write(_tdm_record(fetched)) and len(self._last) < _TRACKED:
+            self._last[entry.origin] = identity
 
     def _remember(
         self,

@@ -25,6 +25,7 @@ from w3lib.url import safe_url_string
 
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
+from scrapy_robots_std.cache.base import ROBOTS_TXT
 from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
 from scrapy_robots_std.scrapy.transfer import Transfers
@@ -81,8 +82,9 @@ class RobotsDownload:
     async def attempt(
         self, origin: Origin, timeout: float, cached: CacheEntry | None = None
     ) -> Attempt | None:
-        """Fetch robots.txt once, following up to five redirects ourselves;
-        ``None`` when the crawl stopped first (the download is cancelled).
+        """Fetch robots.txt (or the file ``origin.kind`` names) once, following up
+        to five redirects ourselves; ``None`` when the crawl stopped first (the
+        download is cancelled).
 
         ``cached`` is the expired copy, if any: its validators go with the request
         for its URL, and a ``304`` then means "not modified".
@@ -98,20 +100,22 @@ class RobotsDownload:
             conditional = _add_validators(request, cached)
             if conditional:
                 self._inc(_stats.FETCH_CONDITIONAL)
-            self._inc(_stats.ROBOTS_REQUESTS)
+            robots = origin.kind == ROBOTS_TXT  # Scrapy's robotstxt/* stats
+            self._inc(_stats.ROBOTS_REQUESTS if robots else _stats.TDM_FILE_REQUESTS)
             self._watch(+1)
             try:
                 response = await self._transfers.download(request)
             except CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 -- every failure is an outcome
-                return self._failed(exc, hops, url)
+                return self._failed(exc, hops, url, counted=robots)
             finally:
                 self._watch(-1)
             if response is None:
                 return None
-            self._inc(_stats.ROBOTS_RESPONSES)
-            self._inc(_stats.robots_status(response.status))
+            if robots:
+                self._inc(_stats.ROBOTS_RESPONSES)
+                self._inc(_stats.robots_status(response.status))
             if not policy.is_redirect(response.status, b"Location" in response.headers):
                 return _answered(response, url, hops, conditional=conditional)
             target = _redirect(response, url, seen, hops)
@@ -121,7 +125,9 @@ class RobotsDownload:
             hops += 1
             url = target
 
-    def _failed(self, exc: Exception, hops: int, url: str) -> Attempt:
+    def _failed(
+        self, exc: Exception, hops: int, url: str, *, counted: bool = True
+    ) -> Attempt:
         # No closing full stop: the detail goes on (" after 3 attempts").
         text = str(exc)[:200].rstrip(". ")
         message = text or type(exc).__name__
@@ -145,7 +151,8 @@ class RobotsDownload:
             )
         else:
             name = type(exc).__name__
-            self._inc(_stats.robots_exception(exc))
+            if counted:  # Scrapy's robotstxt/exception_count: robots.txt's own
+                self._inc(_stats.robots_exception(exc))
         return Attempt(
             policy.FetchOutcome(error=name, redirects=hops),
             f"{name}: {message}",
@@ -206,7 +213,8 @@ class RobotsDownload:
         request.meta[FETCH_META] = received
         if received >= MAX_READ_BYTES:
             # The parser reads 512,000 bytes and completes the line that
-            # crosses them (within a cap); the rest is not downloaded.
+            # crosses them (within a cap); the rest is not downloaded. A
+            # tdmrep.json cut here is over its 512,000-byte limit: unset.
             raise StopDownload(fail=False)
 
     def _inc(self, key: str) -> None:
@@ -219,7 +227,7 @@ def _add_validators(request: Request, cached: CacheEntry | None) -> bool:
     if (
         cached is None
         or cached.verdict != policy.Verdict.PARSE
-        or cached.robots is None
+        or (cached.robots is None and cached.tdm is None)
         or cached.robots_url != request.url
     ):
         return False

@@ -1,5 +1,7 @@
 """One origin's robots.txt fetch cycle: the store, the fleet's claim, the attempts
-and their retries, and the verdict.
+and their retries, and the verdict. The same cycle fetches an origin's
+``/.well-known/tdmrep.json`` (an :class:`Origin` of that ``kind``), with one attempt
+and :class:`~scrapy_robots_std.scrapy.tdmfile.TdmSettler` settling it.
 
 :meth:`Fetcher.fetch` turns an origin into a :class:`~scrapy_robots_std.cache.CacheEntry`.
 It never raises for anything a site or a store does: every failure is an outcome
@@ -20,10 +22,11 @@ from twisted.internet.defer import Deferred
 
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
-from scrapy_robots_std.cache.base import CacheEntry
+from scrapy_robots_std.cache.base import ROBOTS_TXT, CacheEntry
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.download import RobotsDownload
 from scrapy_robots_std.scrapy.settle import Fetched, Settler
+from scrapy_robots_std.scrapy.tdmfile import TdmSettler
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,6 +62,8 @@ class Fetcher:
         self._stats = crawler.stats
         self.download = RobotsDownload(crawler, config, self.stopping)
         self.settler = Settler(crawler, config, report)
+        #: settles the cycles of an origin's tdmrep.json (``Origin.kind``)
+        self.tdm_settler = TdmSettler(crawler, config, report)
         #: set when the spider closes: cycles still running end at once
         self.closing = False
         # "Was running, is no longer": a crawl's crawler is already crawling when
@@ -188,9 +193,12 @@ class Fetcher:
             if attempt is None:  # the crawl stopped; the download was cancelled
                 return None
             verdict = policy.fetch_verdict(attempt.outcome, cfg.standard)
-            delay = self._retry_delay(attempt, verdict, attempts, started)
+            delay = self._retry_delay(attempt, verdict, attempts, started, origin.kind)
             if delay is None:
-                return self.settler.settle(origin, attempt, verdict, attempts, stale)
+                settler = (
+                    self.settler if origin.kind == ROBOTS_TXT else self.tdm_settler
+                )
+                return settler.settle(origin, attempt, verdict, attempts, stale)
             if self.stopping():
                 return None
             self._inc(_stats.FETCH_RETRIES)
@@ -214,12 +222,15 @@ class Fetcher:
         verdict: policy.FetchVerdict,
         attempts: int,
         started: float,
+        kind: str = ROBOTS_TXT,
     ) -> float | None:
         """How long to wait before the next attempt; ``None``: ``attempt`` is the
         last (its verdict is final, or the retries or the wait budget are used)."""
         cfg = self.config
         if not (verdict.retry and attempts <= cfg.fetch_retries):
             return None
+        if kind != ROBOTS_TXT:
+            return None  # a tdmrep.json gets one attempt: a failure is unset
         delay = policy.retry_delay(
             attempts,
             base=cfg.retry_backoff,

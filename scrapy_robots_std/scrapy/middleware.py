@@ -35,6 +35,7 @@ from scrapy_robots_std.scrapy.sitemaps import SitemapFeeder
 from scrapy_robots_std.scrapy.startup import report_startup
 from scrapy_robots_std.scrapy.store import Store
 from scrapy_robots_std.scrapy.tdm import TdmReader
+from scrapy_robots_std.scrapy.tdmfile import TdmFiles
 from scrapy_robots_std.scrapy.usage import UsageGate
 from scrapy_robots_std.scrapy.verdicts import WAITED_META, VerdictBook
 
@@ -82,6 +83,10 @@ class RobotsTxtStdMiddleware:
         self.store = Store(crawler, self.config)
         fetcher = Fetcher(crawler, self.config, self.store, self.report)
         self.book = VerdictBook(crawler, self.store, fetcher, self._fetched)
+        #: TDMRep's /.well-known/tdmrep.json: fetched only for a declared purpose
+        self.tdm_files = self.book.tdm = TdmFiles(
+            crawler, self.config, self.store, fetcher, self._tdm_fetched, self.book.keep
+        )
         self.sitemap_feeder = SitemapFeeder(crawler, self.config)
         self.politeness = SlotPoliteness(crawler, self.config, self._lookup)
         self.token_of = TokenOf(self.config)
@@ -120,7 +125,10 @@ class RobotsTxtStdMiddleware:
             self._inc(_stats.CACHE_MISS)
             record_wait(self._stats, time.time() - waited_since)
         allowed = self._check(request, entry)
-        self.usage.before(request, entry, allowed=allowed)
+        file = None
+        if allowed and self.usage.declared(request):
+            file = self.tdm.file_said(request, await self.tdm_files.file_of(origin))
+        self.usage.before(request, entry, allowed=allowed, tdm_file=file)
 
     def process_response(self, request: Request, response: Response) -> Response:
         """Put the usage preferences (and the page directives, unless they are
@@ -239,6 +247,10 @@ class RobotsTxtStdMiddleware:
             entry.origin, robots, entry.robots_url, self.token_of(trigger), slot
         )
         self.sitemap_feeder.feed(entry.origin, robots, entry.robots_url)
+
+    def _tdm_fetched(self, fetched: Fetched) -> None:
+        if self.audit is not None:
+            self.audit.tdm_fetched(fetched)
 
     def _lookup(self, request: Request) -> tuple[str, CacheEntry, str] | None:
         origin = self.book.origin_to_check(request)

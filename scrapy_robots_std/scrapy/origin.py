@@ -1,13 +1,18 @@
 """What a request is checked under: its origin (scheme, host, port) with its
-robots.txt URL (RFC 9309 2.3), and the crawler's product token (RFC 9309 2.2.1)."""
+robots.txt URL (RFC 9309 2.3), and the crawler's product token (RFC 9309 2.2.1).
+
+An :class:`Origin` is also what the fetch machinery fetches: its ``kind`` says which
+of the origin's files (robots.txt, or TDMRep's ``/.well-known/tdmrep.json``:
+:func:`tdm_file_of`), under which cache key."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, NamedTuple
 from urllib.parse import ParseResult, SplitResult, urlsplit
 
-from scrapy_robots_std.cache.base import robots_url_of
+from scrapy_robots_std.cache.base import ROBOTS_TXT, TDM_FILE, robots_url_of, tdm_key
 from scrapy_robots_std.robotstxt.tokens import fallback_token, product_token
+from scrapy_robots_std.tdmrep import WELL_KNOWN_PATH
 
 if TYPE_CHECKING:
     from scrapy.http import Request
@@ -20,10 +25,27 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 class Origin(NamedTuple):
     """``key`` identifies the origin (``"https://example.com:443"``);
     ``robots_url`` is where its robots.txt lives (default port and userinfo left out).
+
+    ``kind`` is the file the fetch machinery fetches for it: ``"robots.txt"``, or
+    ``"tdmrep.json"`` (:func:`tdm_file_of`: then ``key`` is the cache key of that
+    file, ``"tdmrep:https://example.com:443"``, and ``robots_url`` its URL).
     """
 
     key: str
     robots_url: str
+    kind: str = ROBOTS_TXT
+
+    @property
+    def origin_key(self) -> str:
+        """The origin's own key, whatever file this is."""
+        return self.key if self.kind == ROBOTS_TXT else self.key.split(":", 1)[1]
+
+
+def tdm_file_of(origin: Origin) -> Origin:
+    """What fetches ``origin``'s ``/.well-known/tdmrep.json``: its own cache key,
+    which no origin's robots.txt entry can have."""
+    base = origin.robots_url[: -len("/robots.txt")]
+    return Origin(tdm_key(origin.key), base + WELL_KNOWN_PATH, TDM_FILE)
 
 
 def _ascii_host(host: str) -> str | None:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.download import Attempt
     from scrapy_robots_std.scrapy.origin import Origin
     from scrapy_robots_std.scrapy.report import Report
+    from scrapy_robots_std.tdmrep import TdmFile
 
 __all__ = ["Fetched", "Settler", "describe", "stale_detail", "unreachable_entry"]
 
@@ -125,6 +126,7 @@ class Settler:
     ) -> Fetched:
         """A new entry from ``attempt``, its body parsed if the verdict is to."""
         robots: RobotsTxt | None = None
+        tdm: TdmFile | None = None
         body: bytes | None = None
         response = attempt.response
         if (
@@ -133,14 +135,14 @@ class Settler:
             and not attempt.outcome.not_modified
         ):
             body = response.body
-            robots = RobotsTxt.parse(body, self.config.standard)
+            robots, tdm = self.parse(body)
         entry = CacheEntry(
             origin=origin.key,
             # After redirects: the file whose lines decide, so log lines point at it.
             robots_url=attempt.robots_url or origin.robots_url,
             verdict=verdict.verdict,
             reason=verdict.reason,
-            detail=describe(verdict, detail),
+            detail=self.describe(verdict, detail),
             # The cache keeps no diagnostics; the robots_parsed signal gets them.
             robots=None if robots is None else robots.without_diagnostics(),
             status=attempt.outcome.status,
@@ -150,8 +152,17 @@ class Settler:
             last_modified=_validator(response, b"Last-Modified"),
             body_sha256=None if body is None else hashlib.sha256(body).hexdigest(),
             body_bytes=None if body is None else len(body),
+            tdm=tdm,
         )
         return Fetched(entry, robots, body)
+
+    def describe(self, verdict: policy.FetchVerdict, detail: str) -> str:
+        """An entry's detail: what ``detail`` (the attempt's) means for the crawl."""
+        return describe(verdict, detail)
+
+    def parse(self, body: bytes) -> tuple[RobotsTxt | None, TdmFile | None]:
+        """The file ``body`` holds: robots.txt here (a subclass reads another)."""
+        return RobotsTxt.parse(body, self.config.standard), None
 
     def _notices(
         self, origin: Origin, attempt: Attempt, fetched: Fetched, detail: str

@@ -8,9 +8,11 @@ the deciding statement to the usage preferences, where it combines most
 restrictively with the other sources (``1``: no to the AI purposes; ``0``: yes).
 A request with ``dont_obey_robotstxt`` gets it read and exposed, never folded in.
 
-The origin's ``/.well-known/tdmrep.json`` is not fetched yet: its parser
-(:func:`scrapy_robots_std.tdmrep.parse_file`) is ready for the fetch machinery. The
-parsing is pure (:mod:`scrapy_robots_std.tdmrep`, :mod:`scrapy_robots_std.pagehead`).
+The origin's ``/.well-known/tdmrep.json`` is fetched before the request is sent
+(:mod:`scrapy_robots_std.scrapy.tdmfile`); :meth:`TdmReader.file_said` puts its
+statement for the request's URL on the request, and the response's headers and meta
+tags take precedence over it. The parsing is pure (:mod:`scrapy_robots_std.tdmrep`,
+:mod:`scrapy_robots_std.pagehead`).
 """
 
 from __future__ import annotations
@@ -23,8 +25,18 @@ from w3lib.encoding import http_content_type_encoding
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.pagehead import HeadReader, is_html
 from scrapy_robots_std.pagerules import META
+from scrapy_robots_std.robotstxt.usage import HEADER
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.tdmrep import EMPTY, MAX_LINES, TdmRep, meta_filter, read
+from scrapy_robots_std.tdmrep import (
+    EMPTY,
+    FILE,
+    MAX_LINES,
+    TdmFile,
+    TdmRep,
+    TdmStatement,
+    meta_filter,
+    read,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -38,6 +50,14 @@ logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
 #: request/response meta: the response's :class:`~scrapy_robots_std.tdmrep.TdmRep`
 TDM_META: Final = "robots_std_tdm"
+#: request meta: the origin's tdmrep.json statement for the URL (None: unset)
+_FILE_META: Final = "_robots_std_tdm_file"
+#: The stat of the technique that decided a response.
+_FROM: Final = {
+    META: _stats.TDM_FROM_META,
+    HEADER: _stats.TDM_FROM_HEADER,
+    FILE: _stats.TDM_FROM_FILE,
+}
 #: meta tags of the two TDMRep names kept per page (more are a protocol error)
 _METAS: Final = 2 * MAX_LINES
 
@@ -50,10 +70,22 @@ class TdmReader:
         self._stats = crawler.stats
         self._heads: HeadReader | None = None  # made on the first HTML page
 
+    def file_said(self, request: Request, file: TdmFile | None) -> TdmStatement | None:
+        """What the origin's tdmrep.json (``None``: unset) says for ``request``,
+        before it is sent: on its meta (``robots_std_tdm``), and returned."""
+        if file is None:
+            request.meta.pop(_FILE_META, None)
+            request.meta[TDM_META] = EMPTY
+            return None
+        statement, notes = file.statement(request.url)
+        request.meta[_FILE_META] = statement
+        request.meta[TDM_META] = read(file=statement, notes=notes)
+        return statement
+
     def read(self, request: Request, response: Response) -> tuple[UsageSource, ...]:
         """Put the response's TDMRep on its meta; return what the usage preferences
         fold in (the deciding statement, unless the request is exempt)."""
-        said = self._said(response)
+        said = self._said(response, request.meta.get(_FILE_META))
         request.meta[TDM_META] = said
         self._stats.inc_value(_stats.TDM_RESPONSES)
         if said is EMPTY:
@@ -63,15 +95,15 @@ class TdmReader:
             return ()
         return said.usage_sources()
 
-    def _said(self, response: Response) -> TdmRep:
+    def _said(self, response: Response, file: TdmStatement | None) -> TdmRep:
         headers = response.headers
         reservation = headers.getlist(b"tdm-reservation")
         policy = headers.getlist(b"tdm-policy")
         content_type = headers.get(b"Content-Type") or b""
         if not is_html(content_type):
-            if not (reservation or policy):
+            if not (reservation or policy or file):
                 return EMPTY
-            return read(reservation, policy)
+            return read(reservation, policy, file=file)
         heads = self._heads
         if heads is None:
             heads = self._heads = HeadReader(
@@ -79,7 +111,7 @@ class TdmReader:
             )
         encoding = http_content_type_encoding(content_type.decode("latin-1"))
         head = heads.read(response.body, encoding)
-        return read(reservation, policy, head.metas, notes=head.notes)
+        return read(reservation, policy, head.metas, file=file, notes=head.notes)
 
     def _count(self, response: Response, said: TdmRep) -> None:
         statement = said.statement
@@ -88,11 +120,7 @@ class TdmReader:
             self._stats.inc_value(
                 _stats.TDM_RESERVED if reserved else _stats.TDM_NOT_RESERVED
             )
-            self._stats.inc_value(
-                _stats.TDM_FROM_META
-                if statement.origin == META
-                else _stats.TDM_FROM_HEADER
-            )
+            self._stats.inc_value(_FROM[statement.origin])
             if statement.policy is not None:
                 self._stats.inc_value(_stats.TDM_POLICY)
         if said.notes:

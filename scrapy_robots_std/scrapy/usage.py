@@ -42,7 +42,7 @@ from scrapy_robots_std.robotstxt.usage_vocab import (
     check_purpose,
 )
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.origin import origin_of
+from scrapy_robots_std.scrapy.origin import origin_of, tdm_file_of
 from scrapy_robots_std.tdmrep import RESERVATION
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
     from scrapy_robots_std.robotstxt.usage import UsageSource
     from scrapy_robots_std.scrapy.report import Report
+    from scrapy_robots_std.tdmrep import TdmStatement
 
 __all__ = [
     "DECISION_META",
@@ -74,6 +75,9 @@ USAGE_META: Final = "robots_std_usage"
 DECISION_META: Final = "robots_std_usage_decision"
 #: request meta: this request's purpose, overriding ``ROBOTS_STD_USAGE_PURPOSE``
 PURPOSE_META: Final = "robots_std_usage_purpose"
+
+#: request meta: the robots.txt preferences before the tdmrep.json statement
+_BASE_META: Final = "_robots_std_usage_base"
 
 #: How many distinct bad purposes get a WARNING (each once); the stat counts all.
 _WARN_AT_MOST: Final = 20
@@ -156,15 +160,49 @@ class UsageGate:
         request.meta.pop(USAGE_META, None)
         request.meta.pop(DECISION_META, None)
 
-    def before(self, request: Request, entry: CacheEntry, *, allowed: bool) -> None:
-        """Record what robots.txt says for ``request``; drop it (``drop`` mode) when
-        that is already "no" for its purpose. ``allowed``: robots.txt lets it be
-        fetched (``False`` only in a dry run, which has counted it already)."""
-        robots = entry.robots
+    def before(
+        self,
+        request: Request,
+        entry: CacheEntry,
+        *,
+        allowed: bool,
+        tdm_file: TdmStatement | None = None,
+    ) -> None:
+        """Record what robots.txt (and ``tdm_file``: the origin's tdmrep.json rule
+        for the URL) says for ``request``; drop it (``drop`` mode) when that is
+        already "no" for its purpose. ``allowed``: robots.txt lets it be fetched
+        (``False`` only in a dry run, which has counted it already)."""
+        request.meta.pop(_BASE_META, None)
         if not allowed:
             request.meta[USAGE_META] = _DISALLOWED
             request.meta.pop(DECISION_META, None)
             return
+        preferences = self._robots_says(request, entry)
+        if tdm_file is not None:
+            # The response's TDMRep may supersede the file: kept without it.
+            request.meta[_BASE_META] = preferences
+            preferences = preferences.with_sources((tdm_file.usage_source(),))
+        request.meta[USAGE_META] = preferences
+        request.meta.pop(DECISION_META, None)  # a redirect's earlier hop decided that
+        if self.config.usage_enforce != ENFORCE_DROP:
+            return  # decided (and counted) once, when the response is in
+        decision = self._decision(request, preferences)
+        # Only a "no" is final before the response: a header may still say no,
+        # never yes to what robots.txt refused. A tdmrep.json "no" is final too
+        # here, though a page's TDMRep header or meta tag could lift it: that is
+        # known only once the page is downloaded (docs/usage-preferences.md).
+        if decision is not None and decision.value == DISALLOW:
+            request.meta[DECISION_META] = decision
+            if not self.config.dry_run:  # else counted with its response
+                self._count(decision)
+            reason, where = _stats.DROP_USAGE, entry.robots_url
+            if not any(source.origin == ROBOTS_TXT for source in decision.sources):
+                reason, where = _stats.DROP_USAGE_TDM_FILE, _file_url(request)
+            self._drop(request, decision, preferences, where, reason)
+
+    def _robots_says(self, request: Request, entry: CacheEntry) -> UsagePreferences:
+        """What the origin's robots.txt says about ``request``'s use."""
+        robots = entry.robots
         if entry.verdict != policy.Verdict.PARSE or robots is None:
             preferences = _NO_ROBOTS_TXT
         elif not robots.has_usage_rules:
@@ -176,20 +214,7 @@ class UsageGate:
                 preferences = _NO_ROBOTS_TXT
             if preferences.reason == REASON_TOO_COMPLEX:
                 self._inc(_stats.USAGE_TOO_COMPLEX)
-        request.meta[USAGE_META] = preferences
-        request.meta.pop(DECISION_META, None)  # a redirect's earlier hop decided that
-        if self.config.usage_enforce != ENFORCE_DROP:
-            return  # decided (and counted) once, when the response is in
-        decision = self._decision(request, preferences)
-        # Only a "no" is final before the response: a header may still say no,
-        # never yes to what robots.txt refused.
-        if decision is not None and decision.value == DISALLOW:
-            request.meta[DECISION_META] = decision
-            if not self.config.dry_run:  # else counted with its response
-                self._count(decision)
-            self._drop(
-                request, decision, preferences, entry.robots_url, _stats.DROP_USAGE
-            )
+        return preferences
 
     def after(
         self,
@@ -202,7 +227,10 @@ class UsageGate:
         the response (``drop`` mode) when its purpose gets a "no" (or an unknown,
         with ``ROBOTS_STD_USAGE_UNKNOWN = "deny"``)."""
         meta = request.meta
-        preferences: UsagePreferences = meta.get(USAGE_META) or _NO_ROBOTS_TXT
+        # Without the tdmrep.json statement: ``page`` has TDMRep's deciding one.
+        preferences: UsagePreferences = (
+            meta.pop(_BASE_META, None) or meta.get(USAGE_META) or _NO_ROBOTS_TXT
+        )
         usage = response.headers.getlist(b"Content-Usage")
         signal = response.headers.getlist(b"Content-Signal")
         if usage or signal:
@@ -345,6 +373,12 @@ _TDM_REASONS: Final = {
     META: _stats.DROP_USAGE_TDM_META,
 }
 _USAGE_FIELDS: Final = frozenset(vocabulary.field for vocabulary in VOCABULARIES)
+
+
+def _file_url(request: Request) -> str:
+    """The tdmrep.json of ``request``'s origin."""
+    origin = origin_of(request.url)
+    return "tdmrep.json" if origin is None else tdm_file_of(origin).robots_url
 
 
 def _response_reason(decision: PurposeDecision) -> str:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.scrapy.fetcher import Fetcher
     from scrapy_robots_std.scrapy.store import Store
+    from scrapy_robots_std.scrapy.tdmfile import TdmFiles
 
 __all__ = ["WAITED_META", "VerdictBook", "WaitingQueue"]
 
@@ -75,6 +76,8 @@ class _Fetch:
     waiters: list[Deferred[CacheEntry]] = field(default_factory=list)
     #: the verdict, once decided (or the entry the cycle ended with)
     result: CacheEntry | None = None
+    #: the origin's tdmrep.json is fetched beside robots.txt (a purpose declared)
+    tdm: bool = False
 
 
 class VerdictBook:
@@ -104,6 +107,11 @@ class VerdictBook:
         # Every request is looked up at least twice (queue, downloader); its origin
         # depends only on the URL up to its authority, worked out once per prefix.
         self._origins: dict[str, Origin | None] = {}
+        #: TDMRep's files (the middleware sets it): fetched beside robots.txt for
+        #: origins whose requests declare a purpose
+        self.tdm: TdmFiles | None = None
+        #: lined-up origins whose file is wanted (their trigger is not kept)
+        self._tdm_wanted: set[str] = set()
 
     # -- asked per request: memory only ---------------------------------------------
 
@@ -175,6 +183,8 @@ class VerdictBook:
                 call_later(0, self._start_lined_up)
         if self.fresh(key) is None:
             self._lined_up[key] = origin
+            if self.tdm is not None and self.tdm.wanted(trigger):
+                self._tdm_wanted.add(key)
 
     def _start_lined_up(self) -> None:
         """Start the lined-up fetches that now have a place."""
@@ -200,11 +210,15 @@ class VerdictBook:
         if fetch is not None or self.fresh(origin.key) is not None:
             return fetch
         self._lined_up.pop(origin.key, None)
+        tdm = self.tdm is not None and (
+            origin.key in self._tdm_wanted or self.tdm.wanted(trigger)
+        )
+        self._tdm_wanted.discard(origin.key)
         if trigger is None:
             # A resumed crawl's waiting origin: no request of its own is at hand.
             # This one stands for them (the signal's request; USER_AGENT's token).
             trigger = Request(origin.robots_url, meta={"dont_obey_robotstxt": True})
-        fetch = _Fetch(origin, trigger)
+        fetch = _Fetch(origin, trigger, tdm=tdm)
         self._fetches[origin.key] = fetch
         self.keep(self._cycle(fetch))
         return fetch
@@ -224,20 +238,21 @@ class VerdictBook:
 
     async def _cycle(self, fetch: _Fetch) -> None:
         origin = fetch.origin
+        # The origin's tdmrep.json, fetched at the same time: its requests are
+        # released when both are known (the file's cycle has the same budget).
+        tdm = None if self.tdm is None or not fetch.tdm else self.tdm.when_known(origin)
 
         def decided(fetched: Fetched) -> None:
-            fetch.result = fetched.entry
-            # From here on the cycle only writes the store and releases the claim:
-            # the origin is no longer "being fetched", so a verdict that expires
-            # meanwhile (a TTL of 0) gets a new fetch rather than none.
-            self._forget(fetch)
-            self._decided(fetched.entry)
-            self._on_fetched(fetched, fetch.trigger)
-            self._release_waiters(fetch, fetched.entry)
+            if tdm is None or tdm.called:
+                self._decide(fetch, fetched)
+            else:
+                tdm.addCallback(lambda _: self._decide(fetch, fetched))
 
         try:
             stale = self.store.memory.get(origin.key)
             await self.fetcher.fetch(origin, stale, decided)
+            if tdm is not None:
+                await maybe_deferred_to_future(tdm)
         except Exception as exc:  # a bug here must not strand the waiting requests
             logger.exception(
                 "robots.txt fetch for %(origin)s failed unexpectedly",
@@ -255,6 +270,16 @@ class VerdictBook:
             self._forget(fetch)
             self._release_waiters(fetch, self._ended(fetch))
             self._start_lined_up()
+
+    def _decide(self, fetch: _Fetch, fetched: Fetched) -> None:
+        fetch.result = fetched.entry
+        # From here on the cycle only writes the store and releases the claim:
+        # the origin is no longer "being fetched", so a verdict that expires
+        # meanwhile (a TTL of 0) gets a new fetch rather than none.
+        self._forget(fetch)
+        self._decided(fetched.entry)
+        self._on_fetched(fetched, fetch.trigger)
+        self._release_waiters(fetch, fetched.entry)
 
     def _forget(self, fetch: _Fetch) -> None:
         if self._fetches.get(fetch.origin.key) is fetch:
