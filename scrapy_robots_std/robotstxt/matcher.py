@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 HOT_ENTRIES = 1_024
 #: What the compiled matchers of the whole process may hold (as ``Matcher.size``
 #: counts it); the matcher compiled last is kept even when it alone is larger.
-RING_BYTES = 1 << 20
+RING_BYTES = 4 << 20
 
 _ROOTS = (b"", b"/")
 _T_co = TypeVar("_T_co", covariant=True)
@@ -104,30 +104,31 @@ def compile_rules(
     found = rules.patterns(entries)
     candidates = rules.candidates(entries)
     prefixes, chain, rooted = _match_order(rules.rfc9309, found, candidates)
+    chain_prefixes = [prefixes[at] for at in chain]
+    links = _links(chain_prefixes)
     if len(entries) > HOT_ENTRIES:
         return _compact(
             rules,
             groups,
-            array("i", [entries[at] for at in chain]),
+            (array("i", [entries[at] for at in chain]), links),
             array("i", [entries[at] for at in rooted]),
         )
-    chain_prefixes = tuple([prefixes[at] for at in chain])
-    links = _links(chain_prefixes)
     rooted_patterns = tuple([found[at] for at in rooted])
+    chain_links: Column[int] = () if links is None else array("h", links)
     return Matcher(
         groups,
         (
-            chain_prefixes,
+            tuple(chain_prefixes),
             tuple([found[at] for at in chain]),
-            tuple([candidates[at] for at in chain]),
-            () if links is None else tuple(links),
+            array("q", [candidates[at] for at in chain]),
+            chain_links,
         ),
         (
             rooted_patterns,
-            tuple([candidates[at] for at in rooted]),
+            array("q", [candidates[at] for at in rooted]),
             tuple(map(_needle, rooted_patterns)),
         ),
-        120 * len(entries) + sum(map(len, found)) + 400,
+        80 * len(entries) + sum(map(len, found)) + 600,
     )
 
 
@@ -141,13 +142,15 @@ def _match_order(
     prefixes = found  # 1994 has no special characters: every pattern is a prefix
     joined = b"\n".join(found)
     if rfc9309 and (joined.find(b"*") >= 0 or joined.find(b"$") >= 0):
-        prefixes = list(map(_patterns.literal_prefix, found))
-        # literal_prefix() gives a plain prefix back as the same object.
-        rooted = [
+        special = [
             at
-            for at, prefix in enumerate(prefixes)
-            if prefix in _ROOTS and prefix is not found[at]
+            for at, pattern in enumerate(found)
+            if b"*" in pattern or pattern[-1:] == b"$"
         ]
+        prefixes = found[:]
+        for at in special:
+            prefixes[at] = _patterns.literal_prefix(found[at])
+        rooted = [at for at in special if prefixes[at] in _ROOTS]
         if rooted:
             chain = sorted(set(chain).difference(rooted))
     chain.sort(key=prefixes.__getitem__)
@@ -161,19 +164,21 @@ def _needle(pattern: bytes) -> bytes:
 
 
 def _compact(
-    rules: Rules, groups: tuple[int, ...], chain: array[int], rooted: array[int]
+    rules: Rules,
+    groups: tuple[int, ...],
+    chain: tuple[array[int], list[int] | None],
+    rooted: array[int],
 ) -> Matcher:
-    """A hostile file's matcher: its entries in match order, read through the
-    file's tables (a few bytes per rule)."""
-    rfc9309 = rules.rfc9309
-    links = _links(_Column(rules, chain, prefix=rfc9309))
-    held = [chain, rooted] + ([] if links is None else [array("i", links)])
+    """A hostile file's matcher: its entries in match order (and the chain's
+    links), read through the file's tables: a few bytes per rule."""
+    order, links = chain
+    held = [order, rooted] + ([] if links is None else [array("i", links)])
     return Matcher(
         groups,
         (
-            _Column(rules, chain, prefix=rfc9309),
-            _Column(rules, chain, prefix=False),
-            _Candidates(rules, chain),
+            _Column(rules, order, prefix=rules.rfc9309),
+            _Column(rules, order, prefix=False),
+            _Candidates(rules, order),
             held[2] if links is not None else (),
         ),
         (
@@ -231,17 +236,14 @@ class _Candidates:
         return self.rules.candidate(self.order[at])
 
 
-def _links(prefixes: Column[bytes]) -> list[int] | None:
+def _links(prefixes: list[bytes]) -> list[int] | None:
     """For each sorted prefix, the nearest one before it that starts it (equal
     ones included), or -1; None when no prefix starts its neighbour (no links).
 
     That one is on the chain of links of the prefix just before.
     """
     count = len(prefixes)
-    if count < 2 or (
-        isinstance(prefixes, tuple)
-        and not any(map(bytes.startswith, prefixes[1:], prefixes))
-    ):
+    if count < 2 or not any(map(bytes.startswith, prefixes[1:], prefixes)):
         return None
     links = [-1] * count
     for index in range(1, count):

@@ -279,16 +279,7 @@ class _Builder:
             self.notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
 
     def finish(self) -> Parsed:
-        rfc9309 = self.standard == RFC9309
-        tables = _Tables(rfc9309)
-        ends = [group.start for group in self.groups[1:]]
-        ends += [len(self.rule_codes)] if self.groups else []
-        spans = [
-            tables.add(
-                self.rule_codes[group.start : end], self.rule_values[group.start : end]
-            )
-            for group, end in zip(self.groups, ends, strict=True)
-        ]
+        tables, spans = self.tables()
         agents = [
             [decode_text(value) for value in group.agents] for group in self.groups
         ]
@@ -319,6 +310,23 @@ class _Builder:
             self.notes.add(0, Note.BODY_CUT)
         parsed.note_text = self.notes.text()
         return parsed
+
+    def tables(self) -> tuple[_Tables, list[tuple[int, int]]]:
+        """The rules' tables, and each group's first entry and the entry after
+        its last."""
+        rfc9309 = self.standard == RFC9309
+        tables = _Tables(rfc9309)
+        starts = [group.start for group in self.groups]
+        ends = [*starts[1:], len(self.rule_codes)] if starts else []
+        codes, values = self.rule_codes, self.rule_values
+        if not (rfc9309 and b"/index.htm" in b"\n".join(values)):
+            tables.add(codes, values)  # no group gains entries: one pass
+            return tables, list(zip(starts, ends, strict=True))
+        spans = [
+            tables.add(codes[start:end], values[start:end])
+            for start, end in zip(starts, ends, strict=True)
+        ]
+        return tables, spans
 
     def collect_usage(self, parsed: Parsed) -> None:
         if self.standard == RFC9309:

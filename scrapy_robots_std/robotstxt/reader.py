@@ -313,7 +313,8 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     if found is not None:
         return found
     if b"#" in raw_key:  # the colon is inside a comment
-        return _NO_KEY
+        # A comment line is nothing; another is read again as "key value".
+        return _COMMENT if raw_key.lstrip()[:1] == b"#" else _NO_KEY
     key = raw_key.strip()
     found = Key(Field.UNKNOWN, decode_text(key))
     if key[:1] not in _KEY_INITIALS:
@@ -332,6 +333,7 @@ def classify_rfc9309(raw_key: bytes) -> Key:
 
 
 _NO_KEY = Key(Field.NO_KEY, "")
+_COMMENT = Key(Field.NO_KEY, "#")
 
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
@@ -400,11 +402,11 @@ def read_rfc9309(body: bytes) -> Reading:
         for number, line, colon in zip(count(1), lines, colons, strict=False)
         if colon < 0 and line[:1] not in (b"", b"#")
     ]
-    if _NO_KEY in keys:
+    if _NO_KEY in keys or _COMMENT in keys:
         odd += [
             number for number, key in zip(numbers, keys, strict=True) if key is _NO_KEY
         ]
-        keep = [key is not _NO_KEY for key in keys]
+        keep = [key.field is not Field.NO_KEY for key in keys]
         numbers = list(compress(numbers, keep))
         keys = list(compress(keys, keep))
         values = list(compress(values, keep))
