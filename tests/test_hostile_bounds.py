@@ -262,7 +262,7 @@ def _reference_rfc9309(value: bytes) -> bytes:
 def _reference_1994(value: bytes) -> bytes:
     def decode(match: re.Match[bytes]) -> bytes:
         octet = int(match.group(1), 16)
-        return b"%2F" if octet == 0x2F else bytes((octet,))
+        return b"%%%02X" % octet if octet in (0x2F, 0x0A) else bytes((octet,))
 
     return re.sub(rb"%([0-9A-Fa-f]{2})", decode, value)
 

@@ -111,3 +111,15 @@ def test_a_file_compiles_again_only_for_another_selection():
     # Each switch between the two groups compiles: the last selection's
     # matcher is the one held.
     assert compile_rules.call_count == 3 * 2 + 1
+
+
+def test_a_line_break_in_a_1994_pattern_stays_escaped_on_both_sides():
+    # 1994 decodes %XX before comparing; a stored pattern holds no line break,
+    # so %0A stays escaped (as %2F does), in the path as in the pattern.
+    body = b"User-agent: *\nDisallow: /a%0ab\nDisallow: /c\n"
+    parsed = RobotsTxt.parse(body, standard="1994")
+    assert not parsed.allowed(url("/a%0Ab"), "Bot")
+    assert not parsed.allowed(url("/a%0ab/x"), "Bot")
+    assert parsed.allowed(url("/a"), "Bot")
+    assert not parsed.allowed(url("/c"), "Bot")
+    assert parsed.decide(url("/a%0Ab"), "Bot").rule.pattern == "/a%0ab"

@@ -83,12 +83,14 @@ def _array(values: list[int]) -> array[int]:
 class Rules:
     """Every rule entry of a file, in file order, group after group.
 
-    Entry ``i``'s pattern (normalised) is ``blob[offsets[i]:offsets[i + 1]]``;
-    ``codes[i]`` its rule's code.  ``written``: the entries whose value as
-    written differs from the pattern (a sparse, packed map).
+    The patterns (normalised) are one ``bytes`` object, one per line: a pattern
+    holds no line break, and a compiled matcher reads them all at once
+    (:meth:`split`).  ``codes[i]`` is entry ``i``'s rule's code.  ``written``:
+    the entries whose value as written differs from the pattern (a sparse,
+    packed map).
     """
 
-    __slots__ = ("blob", "codes", "offsets", "rfc9309", "written")
+    __slots__ = ("blob", "codes", "rfc9309", "written")
 
     def __init__(
         self,
@@ -97,23 +99,23 @@ class Rules:
         written: dict[int, bytes],
         rfc9309: bool,
     ) -> None:
-        self.blob = b"".join(patterns)
-        self.offsets = _array(list(accumulate(map(len, patterns), initial=0)))
+        self.blob = b"\n".join(patterns)
         self.codes = array("I", codes)
         self.written = _Sparse(written) if written else None
         self.rfc9309 = rfc9309
 
-    def pattern(self, entry: int) -> bytes:
-        offsets = self.offsets
-        return self.blob[offsets[entry] : offsets[entry + 1]]
+    def __len__(self) -> int:
+        return len(self.codes)
 
-    def patterns(self, entries: list[int]) -> list[bytes]:
-        blob, offsets = self.blob, self.offsets
-        return [blob[offsets[entry] : offsets[entry + 1]] for entry in entries]
+    def split(self) -> list[bytes]:
+        """Every entry's pattern, in entry order."""
+        return self.blob.split(b"\n") if self.codes else []
 
-    def candidates(self, entries: list[int]) -> list[int]:
-        """:meth:`candidate` of each of ``entries``."""
-        codes, offsets = self.codes, self.offsets
+    def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
+        """The candidate of each of ``entries`` (whose patterns are ``found``):
+        rfc9309: longest pattern, then allow, then earliest line; 1994:
+        earliest line (the first rule that matches)."""
+        codes = self.codes
         lines = [
             (LINE_MAX - (codes[entry] >> LINE_SHIFT)) << _ENTRY_BITS | entry
             for entry in entries
@@ -121,35 +123,45 @@ class Rules:
         if not self.rfc9309:
             return lines
         return [
-            (offsets[entry + 1] - offsets[entry]) << _PRIORITY_SHIFT
-            | (codes[entry] & 1) << _ALLOW_SHIFT
-            | line
-            for entry, line in zip(entries, lines, strict=True)
+            len(pattern) << _PRIORITY_SHIFT | (codes[entry] & 1) << _ALLOW_SHIFT | line
+            for entry, pattern, line in zip(entries, found, lines, strict=True)
         ]
 
     def value(self, entry: int) -> bytes:
         """Entry ``entry``'s value as written in the file."""
         written = self.written
         found = None if written is None else written.get(entry)
-        return self.pattern(entry) if found is None else found
-
-    def candidate(self, entry: int) -> int:
-        """rfc9309: longest pattern, then allow, then earliest line; 1994:
-        earliest line (the first rule that matches)."""
-        code = self.codes[entry]
-        line = (LINE_MAX - (code >> LINE_SHIFT)) << _ENTRY_BITS | entry
-        if not self.rfc9309:
-            return line
-        offsets = self.offsets
-        priority = offsets[entry + 1] - offsets[entry]
-        return priority << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
+        return self.split()[entry] if found is None else found
 
     def size(self) -> int:
         size = sys.getsizeof(self) + sys.getsizeof(self.blob)
-        size += sys.getsizeof(self.offsets) + sys.getsizeof(self.codes)
+        size += sys.getsizeof(self.codes)
         if self.written is not None:
             size += self.written.size()
         return size
+
+
+class Indexed:
+    """A file's rules with each pattern's place in the blob: a matcher of
+    thousands of rules reads one pattern at a time."""
+
+    __slots__ = ("offsets", "rules")
+
+    def __init__(self, rules: Rules, found: list[bytes]) -> None:
+        self.rules = rules
+        self.offsets = array(
+            "I", accumulate([len(item) + 1 for item in found], initial=0)
+        )
+
+    def pattern(self, entry: int) -> bytes:
+        offsets = self.offsets
+        return self.rules.blob[offsets[entry] : offsets[entry + 1] - 1]
+
+    def candidate(self, entry: int) -> int:
+        return self.rules.candidates([entry], [self.pattern(entry)])[0]
+
+    def size(self) -> int:
+        return sys.getsizeof(self) + sys.getsizeof(self.offsets)
 
 
 class _Sparse:

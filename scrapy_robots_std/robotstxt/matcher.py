@@ -36,7 +36,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from scrapy_robots_std.robotstxt import patterns as _patterns
-from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX
+from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX, Indexed
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -101,14 +101,15 @@ def compile_rules(
     entries = [entry for span in spans for entry in span]
     if not entries:
         return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
-    found = rules.patterns(entries)
-    candidates = rules.candidates(entries)
+    every = rules.split()
+    found = [every[entry] for entry in entries]
+    candidates = rules.candidates(entries, found)
     prefixes, chain, rooted = _match_order(rules.rfc9309, found, candidates)
     chain_prefixes = [prefixes[at] for at in chain]
     links = _links(chain_prefixes)
     if len(entries) > HOT_ENTRIES:
         return _compact(
-            rules,
+            Indexed(rules, every),
             groups,
             (array("i", [entries[at] for at in chain]), links),
             array("i", [entries[at] for at in rooted]),
@@ -164,7 +165,7 @@ def _needle(pattern: bytes) -> bytes:
 
 
 def _compact(
-    rules: Rules,
+    rules: Indexed,
     groups: tuple[int, ...],
     chain: tuple[array[int], list[int] | None],
     rooted: array[int],
@@ -176,7 +177,7 @@ def _compact(
     return Matcher(
         groups,
         (
-            _Column(rules, order, prefix=rules.rfc9309),
+            _Column(rules, order, prefix=rules.rules.rfc9309),
             _Column(rules, order, prefix=False),
             _Candidates(rules, order),
             held[2] if links is not None else (),
@@ -186,7 +187,7 @@ def _compact(
             _Candidates(rules, rooted),
             _Needles(rules, rooted),
         ),
-        sum(map(sys.getsizeof, held)) + 600,
+        sum(map(sys.getsizeof, held)) + rules.size() + 600,
     )
 
 
@@ -195,7 +196,7 @@ class _Column:
 
     __slots__ = ("order", "prefix", "rules")
 
-    def __init__(self, rules: Rules, order: array[int], prefix: bool) -> None:
+    def __init__(self, rules: Indexed, order: array[int], prefix: bool) -> None:
         self.rules = rules
         self.order = order
         self.prefix = prefix
@@ -211,7 +212,7 @@ class _Column:
 class _Needles:
     __slots__ = ("order", "rules")
 
-    def __init__(self, rules: Rules, order: array[int]) -> None:
+    def __init__(self, rules: Indexed, order: array[int]) -> None:
         self.rules = rules
         self.order = order
 
@@ -225,7 +226,7 @@ class _Needles:
 class _Candidates:
     __slots__ = ("order", "rules")
 
-    def __init__(self, rules: Rules, order: array[int]) -> None:
+    def __init__(self, rules: Indexed, order: array[int]) -> None:
         self.rules = rules
         self.order = order
 

@@ -66,7 +66,9 @@ def _rfc9309_escape(octet: int, digits: bytes) -> bytes:
 
 
 def _1994_escape(octet: int, digits: bytes) -> bytes:
-    return b"%2F" if octet == 0x2F else bytes((octet,))
+    # %2F stays (the 1994 standard); so does %0A, in one case, on both sides: a
+    # stored pattern holds no line break (layout.Rules).
+    return b"%%%02X" % octet if octet in (0x2F, 0x0A) else bytes((octet,))
 
 
 _RFC9309_ESCAPES = _escape_table(_rfc9309_escape)
@@ -162,7 +164,7 @@ def _changed(escape: re.Match[str]) -> str:
 
 
 def normalize_1994(value: bytes) -> bytes:
-    """1994: ``%XX`` is decoded before comparing, except ``%2F``.
+    """1994: ``%XX`` is decoded before comparing, except ``%2F`` (and ``%0A``).
 
     A value without ``%`` is returned as is (the same object).
     """

@@ -100,6 +100,10 @@ _ALLOWED_NO_GROUP = Decision(True, None, REASON_NO_GROUP)
 _ALLOWED_NO_MATCH = Decision(True, None, REASON_NO_MATCH)
 _DISALLOWED_TOO_COMPLEX = Decision(False, None, REASON_TOO_COMPLEX)
 
+_SMALL_SELECTIONS: dict[tuple[int, ...], tuple[int, ...]] = {
+    (number,): (number,) for number in range(64)
+}
+
 #: Tokens whose group selection a parsed file remembers besides the last one.
 TOKEN_MEMO_SIZE = 64
 
@@ -334,7 +338,10 @@ class RobotsTxt:
             groups.agents(number) if rfc9309 or groups.has_rules(number) else ()
             for number in range(len(groups))
         ]
-        return _groups.select(agents, name, self.standard)
+        found = _groups.select(agents, name, self.standard)
+        # Most selections are one of the first groups: one shared tuple each,
+        # not one per cached origin.
+        return _SMALL_SELECTIONS.get(found, found)
 
     def _extra_groups(self, token: str) -> tuple[int, ...]:
         """The groups whose Crawl-delay / Request-rate apply: none in 1994."""
