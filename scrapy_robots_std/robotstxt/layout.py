@@ -4,7 +4,9 @@ A crawl keeps one parsed file per origin, so a file is a handful of flat
 tables rather than an object per rule.  Every packed layout is written and
 read here only:
 
-* a rule's **code**: ``line << LINE_SHIFT | spelling << 1 | allow``;
+* a rule's **code**: ``line << LINE_SHIFT | spelling << 1 | allow`` while a
+  file is built; stored with the fewest bits the file's spellings need
+  (:class:`Rules`), in 16-bit ints when they fit;
 * a rule's **candidate**, the int that orders rules the way a standard
   decides: ``priority | allow | (LINE_MAX - line) | entry``;
 * a group's **bounds**, :data:`GROUP_STRIDE` numbers per group.
@@ -17,7 +19,7 @@ from __future__ import annotations
 import sys
 from array import array
 from itertools import accumulate, repeat
-from operator import lshift, or_
+from operator import and_, lshift, or_, rshift
 
 # A 512,000-byte body has fewer than 2**19 lines; 2**12 key spellings per file.
 SPELLING_BITS = 12
@@ -50,18 +52,6 @@ def with_lines(codes: list[int], lines: list[int]) -> list[int]:
     return list(map(or_, map(lshift, lines, repeat(LINE_SHIFT)), codes))
 
 
-def code_line(code: int) -> int:
-    return code >> LINE_SHIFT
-
-
-def code_spelling(code: int) -> int:
-    return code >> 1 & (MAX_SPELLINGS - 1)
-
-
-def code_allows(code: int) -> bool:
-    return code & 1 == 1
-
-
 def candidate_allows(value: int) -> bool:
     return value >> _ALLOW_SHIFT & 1 == 1
 
@@ -90,7 +80,7 @@ class Rules:
     packed map).
     """
 
-    __slots__ = ("blob", "codes", "rfc9309", "written")
+    __slots__ = ("blob", "codes", "rfc9309", "shift", "written")
 
     def __init__(
         self,
@@ -98,14 +88,32 @@ class Rules:
         codes: list[int],
         written: dict[int, bytes],
         rfc9309: bool,
+        spellings: int,
     ) -> None:
         self.blob = b"\n".join(patterns)
-        self.codes = array("I", codes)
+        # Most files spell two keys: a code of line << 2 | spelling << 1 | allow.
+        shift = 1 + max(1, (spellings - 1).bit_length())
+        if shift != LINE_SHIFT:
+            lines = map(rshift, codes, repeat(LINE_SHIFT))
+            low = map(and_, codes, repeat((1 << LINE_SHIFT) - 1))
+            codes = list(map(or_, map(lshift, lines, repeat(shift)), low))
+        self.codes = _array(codes)
+        self.shift = shift
         self.written = _Sparse(written) if written else None
         self.rfc9309 = rfc9309
 
     def __len__(self) -> int:
         return len(self.codes)
+
+    def line(self, entry: int) -> int:
+        return self.codes[entry] >> self.shift
+
+    def spelling(self, entry: int) -> int:
+        """The number of the key's spelling (``Parsed.spellings``)."""
+        return self.codes[entry] >> 1 & ((1 << self.shift - 1) - 1)
+
+    def allows(self, entry: int) -> bool:
+        return self.codes[entry] & 1 == 1
 
     def split(self) -> list[bytes]:
         """Every entry's pattern, in entry order."""
@@ -115,9 +123,9 @@ class Rules:
         """The candidate of each of ``entries`` (whose patterns are ``found``):
         rfc9309: longest pattern, then allow, then earliest line; 1994:
         earliest line (the first rule that matches)."""
-        codes = self.codes
+        codes, shift = self.codes, self.shift
         lines = [
-            (LINE_MAX - (codes[entry] >> LINE_SHIFT)) << _ENTRY_BITS | entry
+            (LINE_MAX - (codes[entry] >> shift)) << _ENTRY_BITS | entry
             for entry in entries
         ]
         if not self.rfc9309:

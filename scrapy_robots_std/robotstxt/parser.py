@@ -293,7 +293,7 @@ class _Builder:
         spellings = tuple(self.spellings)
         if spellings == _CANONICAL_SPELLINGS:
             spellings = _CANONICAL_SPELLINGS
-        parsed = Parsed(self.standard, groups, tables.rules(), spellings)
+        parsed = Parsed(self.standard, groups, tables.rules(len(spellings)), spellings)
         extras = {
             number: (group.crawl_delay, group.request_rate)
             for number, group in enumerate(self.groups)
@@ -479,8 +479,8 @@ class _Tables:
                 return patterns + extra[0], codes + extra[1], values + extra[2]
         return patterns, codes, values
 
-    def rules(self) -> Rules:
-        return Rules(self.patterns, self.codes, self.written, self.rfc9309)
+    def rules(self, spellings: int) -> Rules:
+        return Rules(self.patterns, self.codes, self.written, self.rfc9309, spellings)
 
 
 def _index_directories(

@@ -15,9 +15,6 @@ from scrapy_robots_std.robotstxt.layout import (
     TOO_COMPLEX,
     candidate_allows,
     candidate_entry,
-    code_allows,
-    code_line,
-    code_spelling,
 )
 from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS, Parsed, RequestRate
 from scrapy_robots_std.robotstxt.parser import parse as _parse
@@ -283,12 +280,12 @@ class RobotsTxt:
 
     def _rule(self, entry: int) -> Rule:
         parsed = self._parsed
-        code = parsed.rules.codes[entry]
+        rules = parsed.rules
         return Rule(
-            line=code_line(code),
-            directive=parsed.spellings[code_spelling(code)],
-            pattern=decode_text(parsed.rules.value(entry)),
-            allow=code_allows(code),
+            line=rules.line(entry),
+            directive=parsed.spellings[rules.spelling(entry)],
+            pattern=decode_text(rules.value(entry)),
+            allow=rules.allows(entry),
             agents=parsed.groups.agents(parsed.groups.group_of(entry)),
         )
 
