@@ -336,3 +336,40 @@ async def test_the_audit_file_has_a_tdmrep_record(
     # The robots.txt record is its own, under the origin's key.
     robots = [r for r in records if r["record"] == "robots"]
     assert [r["origin"] for r in robots] == [f"http://127.0.0.1:{hostile.port}"]
+    # The origin's closing record names the file's version, the drops it decided
+    # (before sending) and the responses whose TDMRep statement came from it.
+    (origin,) = [r for r in records if r["record"] == "origin"]
+    assert origin["tdmrep"] == {
+        "url": hostile.url(WELL_KNOWN),
+        "status": 200,
+        "verdict": "parse",
+        "sha256": tdm["sha256"],
+        "rules": 2,
+        "reserved_rules": 1,
+    }
+    assert origin["dropped"] == {"usage-tdm-file": 2}
+    assert origin["tdm"] == {"file": 1}  # /open/c: the rule saying 0
+    (close,) = [r for r in records if r["record"] == "close"]
+    assert close["tdm"] == {"file": 1}
+
+
+@deferred_f_from_coro_f
+async def test_the_origin_record_counts_each_tdm_source_and_null_without_a_file(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\nAllow: /\n"))
+    hostile.add_route("/h", Reply(200, {**HTML, "tdm-reservation": "0"}, b"<p>x</p>"))
+    meta = b'<head><meta name="tdm-reservation" content="0"></head>'
+    hostile.add_route("/m", Reply(200, HTML, meta))
+    audit = tmp_path / "audit.jsonl"
+    result = await run_crawl(
+        [hostile.url("/h"), hostile.url("/m")],
+        settings(ROBOTS_STD_USAGE_PURPOSE="ai-use", ROBOTS_STD_AUDIT_PATH=str(audit)),
+    )
+    assert_no_errors(result)
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    (origin,) = [r for r in records if r["record"] == "origin"]
+    assert origin["tdmrep"]["status"] == 404  # fetched: unset
+    assert origin["tdmrep"]["rules"] is None
+    assert origin["tdm"] == {"header": 1, "meta": 1}
+    assert origin["dropped"] == {}
