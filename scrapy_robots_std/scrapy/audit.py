@@ -85,7 +85,10 @@ def _tdm_record(fetched: Fetched) -> dict[str, Any]:
         "url": entry.robots_url,
         "fetched_at": iso_time(entry.fetched_at),
         "fetched_at_epoch": _epoch(entry.fetched_at),
-        "status": entry.status,
+        # A 304 renewed the copy: that is the status this cycle got.
+        "status": 304
+        if fetched.source == policy.FetchSource.REVALIDATED
+        else entry.status,
         "bytes": entry.body_bytes,
         "sha256": entry.body_sha256,
         "verdict": entry.verdict,
@@ -288,9 +291,9 @@ class AuditLog:
         record = _tdm_record(fetched)
         if self._write(record) and len(self._last) < _TRACKED:
             self._last[entry.origin] = identity
-            self._tdm_files[record["origin"]] = {
-                key: record[key] for key in _TDM_FILE_FIELDS
-            }
+            version = {key: record[key] for key in _TDM_FILE_FIELDS}
+            version["status"] = entry.status  # the version's, not a 304's
+            self._tdm_files[record["origin"]] = version
 
     def _remember(
         self,
