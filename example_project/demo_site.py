@@ -83,6 +83,9 @@ class Origin:
     note: str
     files: dict[str, Answer]
     pages: dict[str, Page]
+    #: paths served as files that the spider is kept away from (the press
+    #: origin's usage drops); a page says it with ``Page.kept_away``
+    refused: frozenset[str] = frozenset()
 
 
 ROBOTS = "text/plain; charset=utf-8"
@@ -267,6 +270,7 @@ SITE = (
             for path, (status, headers, body) in page_origin.ROUTES.items()
         },
         pages={},
+        refused=page_origin.KEPT_AWAY,
     ),
 )
 

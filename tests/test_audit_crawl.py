@@ -88,6 +88,8 @@ ORIGIN_FIELDS = [
     "dry_run",
     "finish_reason",
     "page",
+    "tdmrep",
+    "tdm",
 ]
 CLOSE_FIELDS = [
     "record",
@@ -101,6 +103,7 @@ CLOSE_FIELDS = [
     "dry_run",
     "records",
     "page",
+    "tdm",
 ]
 
 
@@ -290,6 +293,8 @@ async def test_a_crawl_over_three_origins_leaves_one_record_per_version_and_orig
         assert record["robots_url"] == robots[record["origin"]]["robots_url"]
         assert record["verdict"] == robots[record["origin"]]["verdict"]
         assert record["sha256"] == robots[record["origin"]]["sha256"]
+        # no purpose declared: no tdmrep.json fetched, no TDMRep read
+        assert (record["tdmrep"], record["tdm"]) == (None, {})
     assert origins[prefs]["dropped"] == {"rule": 1}
     assert origins[prefs]["dropped_total"] == 1
     assert origins[missing]["dropped"] == {}

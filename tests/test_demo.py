@@ -30,6 +30,22 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 EXAMPLE = ROOT / "example_project"
+#: The drop lines of the press origin's /ai/ links: each newer source decides one.
+NEW_SOURCE_DROPS = (
+    (
+        r"/licensed/photo\.html>: disallow for ai-use by line 2 "
+        r'"Content-Usage: /licensed/ ai-use=n" in http://127\.0\.0\.1:\d+/robots\.txt'
+    ),
+    (
+        r"/reserved/essay\.html>: disallow for train-ai by tdmrep\.json rule 0 "
+        r"\(location '/reserved/'\) \"tdm-reservation: 1\" in "
+        r"http://127\.0\.0\.1:\d+/\.well-known/tdmrep\.json"
+    ),
+    r'/noai-header\.html>: disallow for train-ai by header "X-Robots-Tag: noai"',
+    r'/noai-meta\.html>: disallow for train-ai by meta tag "robots: noai"',
+    r'/tdm-header\.html>: disallow for train-ai by header "tdm-reservation: 1"',
+    r'/tdm-meta\.html>: disallow for train-ai by meta tag "tdm-reservation: 1"',
+)
 
 
 @pytest.fixture
@@ -71,6 +87,7 @@ async def test_the_demo_crawl_keeps_to_each_pages_policy(
         served, kept_away = demo_site.outcome(site, origin, spider.refused)
         allowed = {path for path, page in origin.pages.items() if page.served}
         away = {path for path, page in origin.pages.items() if page.kept_away}
+        away |= origin.refused
         assert served == allowed, origin.name
         assert kept_away == away, origin.name
     assert "log_count/ERROR" not in result.stats
@@ -83,10 +100,14 @@ async def test_the_demo_crawl_keeps_to_each_pages_policy(
     assert stats["robotstxt/forbidden"] == 10
     assert stats["robots_std/dropped/unreachable"] == 4
     # the demo declares the purpose "search" and drops on a no: once by a robots.txt
-    # line (not sent), once by a response header (after download)
-    assert stats["robots_std/dropped/usage"] == 1
+    # line (not sent), once by a response header (after download); the press
+    # origin's /ai/ links declare AI purposes: a vocab-08 ai-use line before the
+    # first group (not sent), and each newer source (page_origin.EXPECTED_STATS)
+    assert stats["robots_std/dropped/usage"] == 2
     assert stats["robots_std/dropped/usage-header"] == 1
     drops = "\n".join(result.messages(logger_prefix=MW_LOGGER))
+    for line in NEW_SOURCE_DROPS:
+        assert re.search(line, drops), line
     assert re.search(
         r"Forbidden by usage preference: <GET http://127\.0\.0\.1:\d+/archive/old\.html>"
         r': disallow for search .* by line 6 "Content-Usage: /archive/ search=n"',
@@ -116,9 +137,10 @@ async def test_the_demo_crawl_keeps_to_each_pages_policy(
         if r["record"] == "tdmrep" and r["origin"] == site.url["media"]
     ]
     assert (tdm["status"], tdm["rules"], tdm["reserved_rules"]) == (200, 2, 1)
-    assert result.stats["robots_std/tdm/file/fetched"] == 1
+    # The press origin's tdmrep.json reserves /reserved/ only: it decides one drop
+    # (page_origin.EXPECTED_STATS) and no response of the others.
+    assert result.stats["robots_std/tdm/file/fetched"] == 2
     assert result.stats["robots_std/tdm/from/file"] == 3
-    assert "robots_std/dropped/usage-tdm-file" not in result.stats
     [media] = [
         r
         for r in records
@@ -154,10 +176,12 @@ def test_the_demo_script_runs_as_readme_says(tmp_path: Path) -> None:
         "Audit file (25 records: 1 close, 8 origin, 8 robots, 8 tdmrep)"
         in result.stdout
     )
-    assert "robots_std/tdm/file/fetched: 1" in result.stdout
+    assert "robots_std/tdm/file/fetched: 2" in result.stdout
     assert '"content_usage": 3' in result.stdout
-    assert "robots_std/dropped/usage: 1" in result.stdout
+    assert "robots_std/dropped/usage: 2" in result.stdout
     assert "robots_std/dropped/usage-header: 1" in result.stdout
+    for line in NEW_SOURCE_DROPS:
+        assert re.search(line, result.stdout), line
     assert re.search(
         r"Forbidden by usage preference: <GET http://127\.0\.0\.1:\d+/archive/old\.html>"
         r': disallow for search .* by line 6 "Content-Usage: /archive/ search=n"',
@@ -168,4 +192,4 @@ def test_the_demo_script_runs_as_readme_says(tmp_path: Path) -> None:
         r'"Disallow: /secret/"',
         result.stdout,
     )
-    assert "Done: 15 pages fetched, 12 requests kept away." in result.stdout
+    assert "Done: 15 pages fetched, 18 requests kept away." in result.stdout

@@ -397,3 +397,77 @@ async def test_hostile_responses_give_a_bounded_answer_and_no_traceback(
     assert "\\x1b]0;pwn\\x07" in ctrl
     assert "\x1b" not in ctrl
     assert all(len(m) < 600 for m in notes)
+
+
+def wide(name: bytes, first: bytes, item: bytes) -> tuple[tuple[bytes, bytes], ...]:
+    """100 KB of one field, a list: ``first``, then ``item`` again and again, in 7
+    lines of about 15,000 bytes (Twisted's HTTP client takes at most 16 KiB)."""
+    count = 15_000 // (len(item) + 2)
+    lines = [b", ".join([first] + [item] * count)]
+    lines += [b", ".join([item] * count)] * 6
+    assert sum(map(len, lines)) > 100_000
+    return tuple((name, line) for line in lines)
+
+
+WIDE = {
+    "/tdm-wide": Lines(
+        ((b"Content-Type", b"text/html"), (b"tdm-reservation", b"1"))
+        + ((b"tdm-policy", b"https://p.example/" + b"x" * 15_000),) * 7,
+        html(),
+    ),
+    "/xrt-wide": Lines(
+        ((b"Content-Type", b"text/html"), *wide(b"X-Robots-Tag", b"noai", b"zz")),
+        html(),
+    ),
+    "/usage-wide": Lines(
+        (
+            (b"Content-Type", b"text/html"),
+            *wide(b"Content-Usage", b"train-ai=n", b"k=y"),
+        ),
+        html(),
+    ),
+    # one line of 100 KB: over Twisted's limit, the download fails
+    "/tdm-line": Lines(
+        ((b"Content-Type", b"text/html"), (b"tdm-reservation", b"1" * 100_000)),
+        html(),
+    ),
+    "/ok": Reply(200, HTML, html()),
+}
+
+
+@deferred_f_from_coro_f
+async def test_100_kb_header_values_of_each_response_source_give_bounded_drops(
+    hostile: HostileServer,
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, ROBOTS))
+    for path, reply in WIDE.items():
+        hostile.add_route(path, reply)
+    result = await run_crawl(
+        [hostile.url(path) for path in WIDE],
+        settings(
+            **DROP,
+            ROBOTS_STD_USAGE_PURPOSE="train-ai",
+            ROBOTS_STD_PAGE_DIRECTIVES="obey",
+        ),
+    )
+    assert_no_errors(result)
+    assert not any("Traceback" in m for m in result.messages())
+    assert hostile.errors == []
+    assert [url.rsplit("/", 1)[1] for url in result.responses] == ["ok"]
+    # Each wide field says no to train-ai: the response is dropped, by its source.
+    for reason in ("usage-tdm-header", "usage-page-header", "usage-header"):
+        assert stat(result, f"robots_std/dropped/{reason}") == 1, reason
+    lines = drop_lines(result)
+    assert len(lines) == 3
+    assert all(len(line) < 1000 for line in lines)
+    # The 100 KB line: Twisted refuses it; the download fails, not the crawl.
+    dropped = [f for f in result.failures if isinstance(f, UsageDisallowed)]
+    assert len(dropped) == 3
+    assert len(result.failures) == 4
+    for failure in dropped:
+        for source in failure.decision.sources:
+            # The page directives and TDMRep keep a value cut at 4,096 characters;
+            # a Content-Usage header source keeps its value whole (the response
+            # holds it anyway), and the drop line shows its start.
+            if source.field != "Content-Usage":
+                assert len(source.value) <= 4096, source.field

@@ -336,3 +336,107 @@ async def test_the_audit_file_has_a_tdmrep_record(
     # The robots.txt record is its own, under the origin's key.
     robots = [r for r in records if r["record"] == "robots"]
     assert [r["origin"] for r in robots] == [f"http://127.0.0.1:{hostile.port}"]
+    # The origin's closing record names the file's version, the drops it decided
+    # (before sending) and the responses whose TDMRep statement came from it.
+    (origin,) = [r for r in records if r["record"] == "origin"]
+    assert origin["tdmrep"] == {
+        "url": hostile.url(WELL_KNOWN),
+        "status": 200,
+        "verdict": "parse",
+        "sha256": tdm["sha256"],
+        "rules": 2,
+        "reserved_rules": 1,
+    }
+    assert origin["dropped"] == {"usage-tdm-file": 2}
+    assert origin["tdm"] == {"file": 1}  # /open/c: the rule saying 0
+    (close,) = [r for r in records if r["record"] == "close"]
+    assert close["tdm"] == {"file": 1}
+
+
+@deferred_f_from_coro_f
+async def test_the_origin_record_counts_each_tdm_source_and_null_without_a_file(
+    hostile: HostileServer, tmp_path: Path
+) -> None:
+    hostile.add_route("/robots.txt", Reply(200, {}, b"User-agent: *\nAllow: /\n"))
+    hostile.add_route("/h", Reply(200, {**HTML, "tdm-reservation": "0"}, b"<p>x</p>"))
+    meta = b'<head><meta name="tdm-reservation" content="0"></head>'
+    hostile.add_route("/m", Reply(200, HTML, meta))
+    audit = tmp_path / "audit.jsonl"
+    result = await run_crawl(
+        [hostile.url("/h"), hostile.url("/m")],
+        settings(ROBOTS_STD_USAGE_PURPOSE="ai-use", ROBOTS_STD_AUDIT_PATH=str(audit)),
+    )
+    assert_no_errors(result)
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    (origin,) = [r for r in records if r["record"] == "origin"]
+    assert origin["tdmrep"]["status"] == 404  # fetched: unset
+    assert origin["tdmrep"]["rules"] is None
+    assert origin["tdm"] == {"header": 1, "meta": 1}
+    assert origin["dropped"] == {}
+
+
+@pytest.mark.parametrize("purpose", ["train-ai", "ai-use"])
+@deferred_f_from_coro_f
+async def test_every_source_of_one_response_is_listed_and_a_yes_never_lifts_a_no(
+    hostile: HostileServer, purpose: str
+) -> None:
+    # robots.txt: a file-wide "yes" and its group's Content-Signal "no" (a conflict
+    # between the vocabularies); tdmrep.json: 0; the page: a Content-Usage "yes"
+    # header, X-Robots-Tag noai, and a TDMRep meta tag 0 over the file.
+    hostile.add_route(
+        "/robots.txt",
+        Reply(
+            200,
+            {},
+            b"Content-Usage: train-ai=y, ai-use=y\nUser-agent: *\nAllow: /\n"
+            b"Content-Signal: ai-train=no, ai-input=no\n",
+        ),
+    )
+    hostile.add_route(
+        WELL_KNOWN, Reply(200, JSON, b'[{"location": "/", "tdm-reservation": 0}]')
+    )
+    head = b'<head><meta name="tdm-reservation" content="0"></head>'
+    headers = {**HTML, "X-Robots-Tag": "noai", "Content-Usage": "train-ai=y, ai-use=y"}
+    hostile.add_route("/p", Reply(200, headers, head))
+    headers = {**HTML, "Content-Usage": "train-ai=y, ai-use=y"}
+    hostile.add_route("/q", Reply(200, headers, head))  # no noai
+    result = await run_crawl(
+        [hostile.url("/p"), hostile.url("/q")],
+        settings(
+            ROBOTS_STD_USAGE_PURPOSE=purpose,
+            ROBOTS_STD_USAGE_ENFORCE="tag",
+            ROBOTS_STD_PAGE_DIRECTIVES="obey",
+        ),
+    )
+    assert_no_errors(result)
+    meta = {r.url.rsplit("/", 1)[1]: r.meta for r in result.requests}
+    usage = meta["p"]["robots_std_usage"]
+    assert [(s.origin, s.field, s.line) for s in usage.sources] == [
+        ("robots.txt", "Content-Usage", 1),
+        ("robots.txt", "Content-Signal", 4),
+        ("header", "Content-Usage", None),
+        ("header", "X-Robots-Tag", None),
+        ("meta tag", "tdm-reservation", None),
+    ]
+    # noai says no in both vocabularies: no conflict; the "no"s decide, each with
+    # where it came from.
+    decision = meta["p"]["robots_std_usage_decision"]
+    assert (decision.purpose, decision.value, decision.conflict) == (
+        purpose,
+        "disallow",
+        False,
+    )
+    assert [str(s) for s in decision.sources] == [
+        'header "X-Robots-Tag: noai"',  # AIPREF's category first
+        'line 4 "Content-Signal: ai-train=no, ai-input=no"',
+    ]
+    # Without it: AIPREF (robots.txt, the header, TDMRep's 0) says yes, Content
+    # Signals no: a conflict, which is a no.
+    decision = meta["q"]["robots_std_usage_decision"]
+    assert (decision.value, decision.conflict) == ("disallow", True)
+    assert [str(s) for s in decision.sources] == [
+        'line 4 "Content-Signal: ai-train=no, ai-input=no"'
+    ]
+    # TDMRep's one statement is the meta tag's; the file's is kept under it.
+    said = meta["q"]["robots_std_tdm"]
+    assert [s.origin for s in said.said] == ["meta tag", "tdmrep.json"]

@@ -85,7 +85,10 @@ def _tdm_record(fetched: Fetched) -> dict[str, Any]:
         "url": entry.robots_url,
         "fetched_at": iso_time(entry.fetched_at),
         "fetched_at_epoch": _epoch(entry.fetched_at),
-        "status": entry.status,
+        # A 304 renewed the copy: that is the status this cycle got.
+        "status": 304
+        if fetched.source == policy.FetchSource.REVALIDATED
+        else entry.status,
         "bytes": entry.body_bytes,
         "sha256": entry.body_sha256,
         "verdict": entry.verdict,
@@ -98,6 +101,26 @@ def _tdm_record(fetched: Fetched) -> dict[str, Any]:
         else sum(rule.reservation == 1 for rule in file.rules),
         "notes": [] if file is None else [safe(note) for note in file.notes],
     }
+
+
+#: The fields of a ``tdmrep`` record an ``origin`` record repeats (its ``tdmrep``).
+_TDM_FILE_FIELDS: Final = (
+    "url",
+    "status",
+    "verdict",
+    "sha256",
+    "rules",
+    "reserved_rules",
+)
+
+
+def _count(table: dict[str, Counter[str]], origin: str, names: Iterable[str]) -> None:
+    """Add ``names`` to ``origin``'s counts (past the bound: to ``"(other)"``)."""
+    counts = table.get(origin)
+    if counts is None:
+        key = origin if len(table) < _TRACKED else "(other)"
+        counts = table.setdefault(key, Counter())
+    counts.update(names)
 
 
 def iso_time(epoch: float) -> str:
@@ -144,6 +167,11 @@ class AuditLog:
         #: responses per origin and page directive (ROBOTS_STD_PAGE_DIRECTIVES), for
         #: the closing records; keys are a bounded set of names
         self._page: dict[str, Counter[str]] = {}
+        #: responses per origin whose TDMRep statement decided, by where it came
+        #: from (file, header, meta), for the closing records
+        self._tdm: dict[str, Counter[str]] = {}
+        #: the tdmrep.json version last recorded per origin (the closing records)
+        self._tdm_files: dict[str, dict[str, Any]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, config: Config) -> AuditLog | None:
@@ -260,8 +288,12 @@ class AuditLog:
         identity = (entry.fetched_at, entry.checked_at, entry.expires_at)
         if self._handle is None or self._last.get(entry.origin) == identity:
             return
-        if self._write(_tdm_record(fetched)) and len(self._last) < _TRACKED:
+        record = _tdm_record(fetched)
+        if self._write(record) and len(self._last) < _TRACKED:
             self._last[entry.origin] = identity
+            version = {key: record[key] for key in _TDM_FILE_FIELDS}
+            version["status"] = entry.status  # the version's, not a 304's
+            self._tdm_files[record["origin"]] = version
 
     def _remember(
         self,
@@ -278,11 +310,12 @@ class AuditLog:
 
     def page_seen(self, origin: str, names: Iterable[str]) -> None:
         """Count one response's page directives (known names, and ``unknown``)."""
-        counts = self._page.get(origin)
-        if counts is None:
-            key = origin if len(self._page) < _TRACKED else "(other)"
-            counts = self._page.setdefault(key, Counter())
-        counts.update(names)
+        _count(self._page, origin, names)
+
+    def tdm_seen(self, origin: str, where: str) -> None:
+        """Count one response whose TDMRep statement came from ``where`` (``file``,
+        ``header`` or ``meta``)."""
+        _count(self._tdm, origin, (where,))
 
     # -- closing -----------------------------------------------------------------------
 
@@ -292,21 +325,26 @@ class AuditLog:
             return
         dry_run = report.dry_run
         by_origin = report.by_origin_reason
-        origins = set(self._versions) | set(by_origin) | set(self._page)
+        origins = (
+            set(self._versions)
+            | set(by_origin)
+            | set(self._page)
+            | set(self._tdm)
+            | set(self._tdm_files)
+        )
         for origin in sorted(origins):
             drops = by_origin.get(origin, Counter())
-            version = self._versions.get(origin)
             record = {
                 "record": ORIGIN,
                 "origin": origin,
-                "robots_url": None if version is None else version.robots_url,
-                "verdict": None if version is None else version.verdict,
-                "sha256": None if version is None else version.sha256,
+                **self._version_fields(origin),
                 "dropped": dict(sorted(drops.items())),
                 "dropped_total": sum(drops.values()),
                 "dry_run": dry_run,
                 "finish_reason": finish_reason,
                 "page": dict(sorted(self._page.get(origin, Counter()).items())),
+                "tdmrep": self._tdm_files.get(origin),
+                "tdm": dict(sorted(self._tdm.get(origin, Counter()).items())),
             }
             if not self._write(record):
                 return
@@ -322,9 +360,19 @@ class AuditLog:
                 # the records before this one, by this crawl
                 "records": self.records,
                 "page": dict(sorted(sum(self._page.values(), Counter()).items())),
+                "tdm": dict(sorted(sum(self._tdm.values(), Counter()).items())),
             }
         )
         self._close()
+
+    def _version_fields(self, origin: str) -> dict[str, Any]:
+        """An origin record's fields of the robots.txt version last recorded."""
+        version = self._versions.get(origin)
+        return {
+            "robots_url": None if version is None else version.robots_url,
+            "verdict": None if version is None else version.verdict,
+            "sha256": None if version is None else version.sha256,
+        }
 
     # -- the file ----------------------------------------------------------------------
 

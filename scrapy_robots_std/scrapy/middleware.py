@@ -97,7 +97,7 @@ class RobotsTxtStdMiddleware:
             crawler, self.config, self.token_of, self.audit, self.report
         )
         #: TDMRep: read only for a request with a usage purpose
-        self.tdm = TdmReader(crawler)
+        self.tdm = TdmReader(crawler, self.audit)
         crawler.signals.connect(self._spider_opened, signals.spider_opened)
         crawler.signals.connect(self._spider_idle, signals.spider_idle)
         crawler.signals.connect(self._spider_closed, signals.spider_closed)

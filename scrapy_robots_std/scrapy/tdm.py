@@ -27,6 +27,7 @@ from scrapy_robots_std.pagehead import HeadReader, is_html
 from scrapy_robots_std.pagerules import META
 from scrapy_robots_std.robotstxt.usage import HEADER
 from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.origin import origin_of
 from scrapy_robots_std.tdmrep import (
     EMPTY,
     FILE,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from scrapy.http import Request, Response
 
     from scrapy_robots_std.robotstxt.usage import UsageSource
+    from scrapy_robots_std.scrapy.audit import AuditLog
 
 __all__ = ["TDM_META", "TdmReader"]
 
@@ -58,6 +60,8 @@ _FROM: Final = {
     HEADER: _stats.TDM_FROM_HEADER,
     FILE: _stats.TDM_FROM_FILE,
 }
+#: Where a deciding statement came from, as the audit file's ``tdm`` counts name it.
+_AUDIT: Final = {META: "meta", HEADER: "header", FILE: "file"}
 #: meta tags of the two TDMRep names kept per page (more are a protocol error)
 _METAS: Final = 2 * MAX_LINES
 
@@ -65,8 +69,10 @@ _METAS: Final = 2 * MAX_LINES
 class TdmReader:
     """Reads each response's TDMRep headers and meta tags into ``meta["robots_std_tdm"]``."""
 
-    def __init__(self, crawler: Crawler) -> None:
+    def __init__(self, crawler: Crawler, audit: AuditLog | None = None) -> None:
         self.crawler = crawler
+        #: counts, per origin, where each response's deciding statement came from
+        self.audit = audit
         self._stats = crawler.stats
         self._heads: HeadReader | None = None  # made on the first HTML page
 
@@ -121,6 +127,8 @@ class TdmReader:
                 _stats.TDM_RESERVED if reserved else _stats.TDM_NOT_RESERVED
             )
             self._stats.inc_value(_FROM[statement.origin])
+            if self.audit is not None:
+                self.audit.tdm_seen(_origin_key(response.url), _AUDIT[statement.origin])
             if statement.policy is not None:
                 self._stats.inc_value(_stats.TDM_POLICY)
         if said.notes:
@@ -130,3 +138,12 @@ class TdmReader:
                 {"response": safe(response), "notes": safe("; ".join(said.notes))},
                 extra={"spider": self.crawler.spider},
             )
+
+
+def _origin_key(url: str) -> str:
+    """The origin of a response's URL, as the audit file names it."""
+    try:
+        origin = origin_of(url)
+    except ValueError:  # a host urlsplit refuses: the URL names its origin
+        origin = None
+    return url if origin is None else origin.key

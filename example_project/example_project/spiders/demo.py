@@ -63,10 +63,17 @@ class DemoSpider(scrapy.Spider):
 
     def parse(self, response: Response) -> Iterator[dict[str, Any] | scrapy.Request]:
         yield {"url": response.url, "title": response.css("title::text").get()}
-        for href in response.css("a::attr(href)").getall():
-            url = response.urljoin(href)
-            if _origin(url) in self.origins:
-                yield scrapy.Request(url, callback=self.parse, errback=self.on_error)
+        for link in response.css("a[href]"):
+            url = response.urljoin(link.attrib["href"])
+            if _origin(url) not in self.origins:
+                continue
+            # A link may declare what its content is for (<a data-purpose=train-ai>):
+            # the request's usage purpose, instead of ROBOTS_STD_USAGE_PURPOSE.
+            purpose = link.attrib.get("data-purpose")
+            meta = {} if purpose is None else {"robots_std_usage_purpose": purpose}
+            yield scrapy.Request(
+                url, callback=self.parse, errback=self.on_error, meta=meta
+            )
 
     def on_error(self, failure: Failure) -> None:
         request = failure.request  # type: ignore[attr-defined]
