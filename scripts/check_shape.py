@@ -1,7 +1,7 @@
 """The package's size and shape targets (issue 24), checked in CI.
 
 * ``scrapy_robots_std/robotstxt/`` holds at most 2,500 lines in all: not met yet
-  (3,597 lines with the usage modules), so a ratchet holds it at most
+  (3,593 lines with the usage modules), so a ratchet holds it at most
   :data:`PARSER_LINES_NOW` until it is;
 * no function or method is longer than 60 lines;
 * no class is longer than 300 lines.

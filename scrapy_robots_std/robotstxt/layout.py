@@ -56,11 +56,6 @@ def candidate_allows(value: int) -> bool:
     return value >> _ALLOW_SHIFT & 1 == 1
 
 
-def candidate_priority(value: int) -> int:
-    """rfc9309: the length of the pattern that decided."""
-    return value >> _PRIORITY_SHIFT
-
-
 def candidate_entry(value: int) -> int:
     return value & _ENTRY_MASK
 

@@ -33,13 +33,13 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX, Indexed
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from scrapy_robots_std.robotstxt.layout import Rules
 
@@ -174,67 +174,46 @@ def _compact(
     links), read through the file's tables: a few bytes per rule."""
     order, links = chain
     held = [order, rooted] + ([] if links is None else [array("i", links)])
+    prefix = _prefix if rules.rules.rfc9309 else Indexed.pattern
     return Matcher(
         groups,
         (
-            _Column(rules, order, prefix=rules.rules.rfc9309),
-            _Column(rules, order, prefix=False),
-            _Candidates(rules, order),
+            _View(rules, order, prefix),
+            _View(rules, order, Indexed.pattern),
+            _View(rules, order, Indexed.candidate),
             held[2] if links is not None else (),
         ),
         (
-            _Column(rules, rooted, prefix=False),
-            _Candidates(rules, rooted),
-            _Needles(rules, rooted),
+            _View(rules, rooted, Indexed.pattern),
+            _View(rules, rooted, Indexed.candidate),
+            _View(rules, rooted, lambda found, entry: _needle(found.pattern(entry))),
         ),
         sum(map(sys.getsizeof, held)) + rules.size() + 600,
     )
 
 
-class _Column:
-    """Entries' patterns (or literal prefixes) read from the file's tables."""
+def _prefix(rules: Indexed, entry: int) -> bytes:
+    return _patterns.literal_prefix(rules.pattern(entry))
 
-    __slots__ = ("order", "prefix", "rules")
 
-    def __init__(self, rules: Indexed, order: array[int], prefix: bool) -> None:
+class _View(Generic[_T_co]):
+    """A column of a compact matcher: what ``read`` gives for each entry of
+    ``order``, read from the file's tables when asked."""
+
+    __slots__ = ("order", "read", "rules")
+
+    def __init__(
+        self, rules: Indexed, order: array[int], read: Callable[[Indexed, int], _T_co]
+    ) -> None:
         self.rules = rules
         self.order = order
-        self.prefix = prefix
+        self.read = read
 
     def __len__(self) -> int:
         return len(self.order)
 
-    def __getitem__(self, at: int) -> bytes:
-        pattern = self.rules.pattern(self.order[at])
-        return _patterns.literal_prefix(pattern) if self.prefix else pattern
-
-
-class _Needles:
-    __slots__ = ("order", "rules")
-
-    def __init__(self, rules: Indexed, order: array[int]) -> None:
-        self.rules = rules
-        self.order = order
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def __getitem__(self, at: int) -> bytes:
-        return _needle(self.rules.pattern(self.order[at]))
-
-
-class _Candidates:
-    __slots__ = ("order", "rules")
-
-    def __init__(self, rules: Indexed, order: array[int]) -> None:
-        self.rules = rules
-        self.order = order
-
-    def __len__(self) -> int:
-        return len(self.order)
-
-    def __getitem__(self, at: int) -> int:
-        return self.rules.candidate(self.order[at])
+    def __getitem__(self, at: int) -> _T_co:
+        return self.read(self.rules, self.order[at])
 
 
 def _links(prefixes: list[bytes]) -> list[int] | None:

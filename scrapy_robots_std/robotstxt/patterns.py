@@ -179,19 +179,7 @@ def path_1994(path: str) -> bytes:
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
 
 
-def is_robots_txt(path: str) -> bool:
-    """RFC 9309 2.2.2: the ``/robots.txt`` URI itself is always allowed (``path``
-    normalized, with its query): the exact path, no query. ``/robots.txt?x=1`` is an
-    ordinary URL, to which the rules apply (docs/standards.md)."""
-    return path == "/robots.txt"
-
-
 _LONG_PATH = 256
-
-
-def wildcard_match(path: bytes, pattern: bytes) -> bool:
-    """:func:`wildcard_work`, the answer only."""
-    return wildcard_work(path, pattern) < 0
 
 
 def wildcard_work(path: bytes, pattern: bytes) -> int:
@@ -282,11 +270,6 @@ def index_html_directory(pattern: bytes) -> bytes | None:
     if slash < 0 or not pattern.startswith(b"/index.htm", slash):
         return None
     return pattern[: slash + 1] + b"$"
-
-
-def is_special(pattern: bytes) -> bool:
-    """Whether a pattern holds ``*`` or ends with ``$``: not a plain prefix."""
-    return pattern.find(b"*") >= 0 or pattern.endswith(b"$")
 
 
 def literal_prefix(pattern: bytes) -> bytes:
