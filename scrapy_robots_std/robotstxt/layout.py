@@ -161,7 +161,15 @@ class Indexed:
         return self.rules.blob[offsets[entry] : offsets[entry + 1] - 1]
 
     def candidate(self, entry: int) -> int:
-        return self.rules.candidates([entry], [self.pattern(entry)])[0]
+        """:meth:`Rules.candidates` of one entry (a compact matcher reads them one
+        at a time)."""
+        rules, offsets = self.rules, self.offsets
+        code = rules.codes[entry]
+        line = (LINE_MAX - (code >> rules.shift)) << _ENTRY_BITS | entry
+        if not rules.rfc9309:
+            return line
+        length = offsets[entry + 1] - offsets[entry] - 1
+        return length << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
 
     def size(self) -> int:
         return sys.getsizeof(self) + sys.getsizeof(self.offsets)

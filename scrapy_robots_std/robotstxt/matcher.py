@@ -13,16 +13,11 @@ first check for a token compiles the rules of the token's groups into a
   ``"/"`` (they would start every chain), best candidate first, tried until one
   matches or none left can win.
 
-Every wildcard pattern tried is charged to one budget of work per check
-(:func:`scrapy_robots_std.robotstxt.patterns.work_budget`); past it the answer is
-:data:`~scrapy_robots_std.robotstxt.layout.TOO_COMPLEX`.
-
-A matcher of up to :data:`HOT_ENTRIES` entries holds its patterns as ``bytes``
-objects, so the search runs in C; a larger one (a hostile file) reads them from the
-file's own tables, so that it keeps a few bytes per rule. Compiled matchers are
-held process-wide within :data:`RING_BYTES` (:class:`Ring`): the oldest is dropped
-first and compiled again at its file's next check, so a cached origin that is not
-being crawled keeps only what the parse made.
+Every wildcard pattern tried is charged to one budget of work (``patterns.Budget``).
+Up to :data:`HOT_ENTRIES` entries a matcher holds ``bytes`` objects (the search runs
+in C); a larger one reads the file's own tables. Compiled matchers are held within
+:data:`RING_BYTES` process-wide (:class:`Ring`), so a cached origin that is not
+being crawled keeps only what the parse made.  See docs/design.md.
 """
 
 from __future__ import annotations
@@ -160,8 +155,11 @@ def _match_order(
 
 
 def _needle(pattern: bytes) -> bytes:
-    """A wildcard pattern's longest piece: a path it matches holds it."""
-    return max(pattern.removesuffix(b"$").split(b"*"), key=len)
+    """The longer of a wildcard pattern's first and last pieces after its literal
+    prefix: a path it matches holds it (a compact matcher takes it at every test)."""
+    pieces = pattern.removesuffix(b"$").split(b"*", 2)
+    last = pieces[-1].rpartition(b"*")[2]
+    return max(pieces[min(1, len(pieces) - 1)], last, key=len)
 
 
 def _compact(
