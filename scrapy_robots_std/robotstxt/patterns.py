@@ -238,14 +238,15 @@ def wildcard_work(path: bytes, pattern: bytes) -> int:
 SCANNED_BYTES_PER_WORK = 128
 #: The work charged for each wildcard pattern tried, beyond what it searched.
 TRY_WORK = 2
-#: The work one check may take: this much, and a unit per byte of the path.
-#: Real files stay far below (docs/standards.md, "Hostile files").
-WORK_PER_CHECK = 3_000
+#: The work one check may take: this much, and a unit per two bytes of the path.
+#: The most a check of the corpus takes is about a quarter of it (408 units;
+#: docs/standards.md, "Hostile files").
+WORK_PER_CHECK = 1_500
 
 
 def work_budget(path_length: int) -> int:
     """The work a check of a path of ``path_length`` bytes may take."""
-    return WORK_PER_CHECK + path_length
+    return WORK_PER_CHECK + path_length // 2
 
 
 class Budget:
