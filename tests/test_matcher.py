@@ -32,7 +32,7 @@ def _body(rules: list[tuple[bool, str]]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rules=RULES, paths=st.lists(PATHS, min_size=1, max_size=6))
 def test_a_compact_matcher_answers_as_a_hot_one(rules, paths):
     body = _body(rules)
@@ -47,7 +47,7 @@ def test_a_compact_matcher_answers_as_a_hot_one(rules, paths):
     assert hot._matcher.reject == 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(rules=RULES, path=PATHS)
 def test_a_matcher_dropped_by_the_ring_is_compiled_again_alike(rules, path):
     body = _body(rules)
