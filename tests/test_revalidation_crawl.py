@@ -24,6 +24,7 @@ from twisted.internet.defer import DeferredList
 from scrapy_robots_std.cache import SqliteCache
 from scrapy_robots_std.policy import MAX_VALIDATOR_CHARS, usable_validator
 from scrapy_robots_std.scrapy.origin import origin_of
+from tests.helpers.cache import store_settings
 from tests.helpers.crawl import (
     RULES,
     LaterSpider,
@@ -102,16 +103,8 @@ async def test_an_expired_stored_copy_is_revalidated_with_304_and_not_parsed(
 ) -> None:
     hostile.add_route("/robots.txt", Revalidating(RULES))
     urls = serve_pages(hostile, PUBLIC + PRIVATE)
-    if backend == "sqlite":
-        store: dict[str, Any] = {
-            "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.SqliteCache",
-            "ROBOTS_STD_CACHE_PATH": str(tmp_path / "robots.sqlite3"),
-        }
-    else:
-        store = {
-            "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.RedisCache",
-            "REDIS_URL": request.getfixturevalue("redis_url"),
-        }
+    redis_url = request.getfixturevalue("redis_url") if backend == "redis" else None
+    store = store_settings(backend, str(tmp_path), redis_url)
     crawl_settings = settings(**store, **EXPIRE_AT_ONCE)
 
     first = await run_crawl(urls, crawl_settings)

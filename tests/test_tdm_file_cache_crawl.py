@@ -22,6 +22,7 @@ from scrapy.utils.defer import (
 )
 from twisted.internet.defer import DeferredList
 
+from tests.helpers.cache import store_settings
 from tests.helpers.crawl import assert_no_errors, run_crawl, settings, stat
 from tests.helpers.server import Reply
 
@@ -102,16 +103,8 @@ async def test_an_expired_stored_file_is_revalidated_with_304_and_still_applies(
     hostile: HostileServer, tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
     urls = serve(hostile)
-    if backend == "sqlite":
-        store: dict[str, Any] = {
-            "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.SqliteCache",
-            "ROBOTS_STD_CACHE_PATH": str(tmp_path / "robots.sqlite3"),
-        }
-    else:
-        store = {
-            "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.RedisCache",
-            "REDIS_URL": request.getfixturevalue("redis_url"),
-        }
+    redis_url = request.getfixturevalue("redis_url") if backend == "redis" else None
+    store = store_settings(backend, str(tmp_path), redis_url)
     audit = tmp_path / "audit.jsonl"
     crawl_settings = settings(
         **store, **EXPIRE_AT_ONCE, **TRAIN_AI, ROBOTS_STD_AUDIT_PATH=str(audit)

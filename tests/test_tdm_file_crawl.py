@@ -145,29 +145,19 @@ async def test_a_zero_lets_requests_through_and_the_file_is_fetched_once(
     hostile: HostileServer, tmp_path: Path
 ) -> None:
     urls = serve(hostile, [{"location": "/", "tdm-reservation": 0}])
-    result = await run_crawl(
-        urls,
-        settings(
-            **DROP,
-            ROBOTS_STD_USAGE_PURPOSE="train-ai",
-            ROBOTS_STD_CACHE_BACKEND="scrapy_robots_std.cache.SqliteCache",
-            ROBOTS_STD_CACHE_PATH=str(tmp_path / "cache.sqlite"),
-        ),
+    stored = settings(
+        **DROP,
+        ROBOTS_STD_USAGE_PURPOSE="train-ai",
+        ROBOTS_STD_CACHE_BACKEND="scrapy_robots_std.cache.SqliteCache",
+        ROBOTS_STD_CACHE_PATH=str(tmp_path / "cache.sqlite"),
     )
+    result = await run_crawl(urls, stored)
     assert_no_errors(result)
     assert len(result.responses) == len(PAGES)
     assert file_fetches(hostile) == 1
     assert stat(result, "robots_std/usage/decision/train-ai/allow") == len(PAGES)
     # A second crawl finds it in the SQLite store: not fetched again.
-    again = await run_crawl(
-        urls,
-        settings(
-            **DROP,
-            ROBOTS_STD_USAGE_PURPOSE="train-ai",
-            ROBOTS_STD_CACHE_BACKEND="scrapy_robots_std.cache.SqliteCache",
-            ROBOTS_STD_CACHE_PATH=str(tmp_path / "cache.sqlite"),
-        ),
-    )
+    again = await run_crawl(urls, stored)
     assert_no_errors(again)
     assert len(again.responses) == len(PAGES)
     assert file_fetches(hostile) == 1

@@ -32,7 +32,14 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.report import Report
     from scrapy_robots_std.tdmrep import TdmFile
 
-__all__ = ["Fetched", "Settler", "describe", "stale_detail", "unreachable_entry"]
+__all__ = [
+    "Fetched",
+    "Settler",
+    "describe",
+    "stale_detail",
+    "stand_in",
+    "unreachable_entry",
+]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
@@ -98,12 +105,7 @@ class Settler:
         elif stale is not None and stale.verdict != policy.Verdict.UNREACHABLE:
             # RFC 9309 2.4: a cached copy may stand in while the origin is down.
             self._inc(_stats.VERDICT_STALE)
-            kept = dataclasses.replace(
-                stale,
-                detail=stale_detail(stale.detail, entry.detail),
-                expires_at=entry.expires_at,
-            )
-            return Fetched(kept, source=policy.FetchSource.STALE)
+            return stand_in(stale, entry)
         else:
             self.report.origin_unreachable(origin.robots_url, entry.detail)
             logger.warning(
@@ -267,6 +269,17 @@ def _validator(response: Response | None, name: bytes) -> str | None:
     if response is None:
         return None
     return policy.usable_validator(header_text(response.headers, name))
+
+
+def stand_in(stale: CacheEntry, failed: CacheEntry) -> Fetched:
+    """The expired copy ``stale``, kept until ``failed`` (an unreachable verdict)
+    would have expired (RFC 9309 2.4: a cached copy may stand in)."""
+    kept = dataclasses.replace(
+        stale,
+        detail=stale_detail(stale.detail, failed.detail),
+        expires_at=failed.expires_at,
+    )
+    return Fetched(kept, source=policy.FetchSource.STALE)
 
 
 def stale_detail(copy_detail: str, failure: str) -> str:

@@ -17,7 +17,6 @@ in ``process_request``, within the same budget.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from typing import TYPE_CHECKING, Final
@@ -29,7 +28,7 @@ from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.origin import tdm_file_of
-from scrapy_robots_std.scrapy.settle import Fetched, Settler, stale_detail
+from scrapy_robots_std.scrapy.settle import Fetched, Settler, stand_in
 from scrapy_robots_std.scrapy.usage import PURPOSE_META
 from scrapy_robots_std.tdmrep import MAX_FILE_BYTES, TdmFile, parse_file
 
@@ -93,12 +92,7 @@ class TdmSettler(Settler):
         ):
             # As robots.txt (RFC 9309 2.4): the copy fetched earlier stands in.
             self._inc(_stats.TDM_FILE_STALE)
-            kept = dataclasses.replace(
-                stale,
-                detail=stale_detail(stale.detail, entry.detail),
-                expires_at=entry.expires_at,
-            )
-            return Fetched(kept, source=policy.FetchSource.STALE)
+            return stand_in(stale, entry)
         self._count(origin, entry)
         return fetched
 

@@ -9,7 +9,7 @@ from typing import Any
 from scrapy_robots_std.cache import CacheEntry
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
-__all__ = ["Stats", "allow_all_entry", "parse_entry"]
+__all__ = ["Stats", "allow_all_entry", "parse_entry", "store_settings"]
 
 
 def parse_entry(
@@ -60,3 +60,19 @@ class Stats:
 
     def get_value(self, key: str, default: Any = None) -> Any:
         return self.values.get(key, default)
+
+
+def store_settings(
+    backend: str, directory: str, redis_url: str | None
+) -> dict[str, Any]:
+    """The settings of a crawl whose cache is ``backend`` (``sqlite``: a file in
+    ``directory``; ``redis``: the server at ``redis_url``)."""
+    if backend == "sqlite":
+        return {
+            "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.SqliteCache",
+            "ROBOTS_STD_CACHE_PATH": f"{directory}/robots.sqlite3",
+        }
+    return {
+        "ROBOTS_STD_CACHE_BACKEND": "scrapy_robots_std.cache.RedisCache",
+        "REDIS_URL": redis_url,
+    }
