@@ -35,7 +35,7 @@ from scrapy_robots_std.robotstxt import (
     reader,
     robots,
 )
-from tests.helpers.bodies import SHAPES_BY_KEY, ordinary, url
+from tests.helpers.bodies import SHAPES_BY_KEY, ordinary, star_group, url
 from tests.helpers.crawl import run_crawl
 from tests.helpers.crawl import settings as crawl_settings
 from tests.helpers.memory import kept_after_a_check
@@ -199,14 +199,6 @@ RULES = st.lists(st.tuples(st.booleans(), PATTERNS), min_size=1, max_size=30)
 PATHS = st.lists(PIECES, max_size=8).map(lambda parts: "/" + "".join(parts))
 
 
-def _body(rules: list[tuple[bool, str]]) -> bytes:
-    lines = ["User-agent: *"]
-    lines += [
-        f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
 @settings(max_examples=300, deadline=None)
 @given(
     rules=RULES,
@@ -218,7 +210,7 @@ def _body(rules: list[tuple[bool, str]]) -> bytes:
 def test_out_of_budget_a_check_disallows_and_otherwise_answers_exactly(
     rules, paths, budget
 ):
-    body = _body(rules)
+    body = star_group(rules)
     with mock.patch.object(patterns, "work_budget", return_value=budget):
         parsed = RobotsTxt.parse(body)
         for path in paths:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import matcher
-from tests.helpers.bodies import url
+from tests.helpers.bodies import star_group, url
 
 PIECES = st.sampled_from(["a", "b", "ab", "ba", "/", ".", "%41", "index.html"])
 PATTERNS = st.lists(st.one_of(PIECES, st.just("*")), max_size=5).map(
@@ -23,18 +23,10 @@ RULES = st.lists(st.tuples(st.booleans(), PATTERNS), min_size=1, max_size=25)
 PATHS = st.lists(PIECES, max_size=6).map(lambda parts: "/" + "".join(parts))
 
 
-def _body(rules: list[tuple[bool, str]]) -> bytes:
-    lines = ["User-agent: *"]
-    lines += [
-        f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
 @settings(max_examples=100, deadline=None)
 @given(rules=RULES, paths=st.lists(PATHS, min_size=1, max_size=6))
 def test_a_compact_matcher_answers_as_a_hot_one(rules, paths):
-    body = _body(rules)
+    body = star_group(rules)
     hot = RobotsTxt.parse(body)
     want = [hot.decide(url(path), "Bot") for path in paths]
     with mock.patch.object(matcher, "HOT_ENTRIES", 0):
@@ -49,7 +41,7 @@ def test_a_compact_matcher_answers_as_a_hot_one(rules, paths):
 @settings(max_examples=100, deadline=None)
 @given(rules=RULES, path=PATHS)
 def test_a_matcher_dropped_by_the_ring_is_compiled_again_alike(rules, path):
-    body = _body(rules)
+    body = star_group(rules)
     parsed = RobotsTxt.parse(body)
     first = parsed.decide(url(path), "Bot")
     assert parsed._matcher is not None

@@ -292,5 +292,14 @@ USAGE_SHAPES = (
 )
 
 
+def star_group(rules: list[tuple[bool, str]]) -> bytes:
+    """A body of one ``*`` group: an Allow (True) or Disallow line per rule."""
+    lines = ["User-agent: *"]
+    lines += [
+        f"{'Allow' if allow else 'Disallow'}: {pattern}" for allow, pattern in rules
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def url(path: str) -> str:
     return "https://example.com" + path
