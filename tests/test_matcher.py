@@ -4,8 +4,10 @@ process-wide bound on what they hold (``matcher.RING``)."""
 from __future__ import annotations
 
 import gc
+import pickle
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,3 +115,16 @@ def test_a_line_break_in_a_1994_pattern_stays_escaped_on_both_sides():
     assert parsed.allowed(url("/a"), "Bot")
     assert not parsed.allowed(url("/c"), "Bot")
     assert parsed.decide(url("/a%0Ab"), "Bot").rule.pattern == "/a%0ab"
+
+
+@pytest.mark.parametrize("hot_entries", [matcher.HOT_ENTRIES, 0])
+def test_a_parsed_file_pickles_without_its_matcher(hot_entries):
+    body = b"User-agent: *\nDisallow: /a\nDisallow: /*.pdf$\nAllow: /a/b\n"
+    with mock.patch.object(matcher, "HOT_ENTRIES", hot_entries):
+        parsed = RobotsTxt.parse(body)
+        assert not parsed.allowed(url("/a"), "Bot")
+        assert parsed._matcher is not None
+        copy = pickle.loads(pickle.dumps(parsed))
+        assert copy._matcher is None  # compiled again when asked
+        for path in ("/a", "/a/b", "/x.pdf", "/x.pdf?q", "/b"):
+            assert copy.decide(url(path), "Bot") == parsed.decide(url(path), "Bot")

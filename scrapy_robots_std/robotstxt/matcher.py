@@ -184,7 +184,7 @@ def _compact(
         (
             _View(rules, rooted, Indexed.pattern),
             _View(rules, rooted, Indexed.candidate),
-            _View(rules, rooted, lambda found, entry: _needle(found.pattern(entry))),
+            _View(rules, rooted, _needle_of),
         ),
         sum(map(sys.getsizeof, held)) + rules.size() + 600,
     )
@@ -192,6 +192,10 @@ def _compact(
 
 def _prefix(rules: Indexed, entry: int) -> bytes:
     return _patterns.literal_prefix(rules.pattern(entry))
+
+
+def _needle_of(rules: Indexed, entry: int) -> bytes:
+    return _needle(rules.pattern(entry))
 
 
 class _View(Generic[_T_co]):
