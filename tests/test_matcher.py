@@ -66,7 +66,7 @@ def test_the_ring_holds_at_most_its_bound_and_drops_the_oldest():
             assert not parsed.allowed(url(f"/{number}/3/x.pdf"), "Bot")
             assert ring.total <= ring.max_bytes
         held = [parsed for parsed in files if parsed._matcher is not None]
-        assert 0 < len(held) == len(ring) < len(files)
+        assert 0 < len(held) == len(ring._held) < len(files)
         assert held == files[-len(held) :]  # the newest are kept
         assert ring.total == sum(parsed._matcher.size for parsed in held)
         # A dropped matcher is compiled again at its file's next check.
@@ -81,11 +81,11 @@ def test_a_file_that_dies_leaves_the_ring():
         files = [RobotsTxt.parse(_file(number)) for number in range(10)]
         for parsed in files:
             parsed.allowed(url("/x"), "Bot")
-        assert len(ring) == 10
+        assert len(ring._held) == 10
         total = ring.total
         del files[:5]
         gc.collect()
-        assert len(ring) == 5
+        assert len(ring._held) == 5
         assert ring.total < total
 
 

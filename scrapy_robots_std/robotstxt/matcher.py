@@ -49,8 +49,7 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 
 class Column(Protocol[_T_co]):
-    """What the match loop reads a matcher's columns through: a tuple (a hot
-    matcher) or a view of the file's tables (a compact one)."""
+    """A matcher's column: a tuple (hot) or a view of the file's tables (compact)."""
 
     def __len__(self) -> int: ...
     def __getitem__(self, at: int, /) -> _T_co: ...
@@ -314,12 +313,8 @@ class _Owner(Protocol):
 
 
 class Ring:
-    """Which owners hold a compiled matcher, oldest first, within a byte bound.
-
-    The owner holds its matcher; the ring only counts it, and past the bound
-    tells the oldest owners to let theirs go (they compile again when next
-    asked).  An owner that dies takes its matcher with it and leaves the ring.
-    """
+    """Which owners hold a compiled matcher, oldest first: past the byte bound the
+    oldest let theirs go (an owner that dies takes its matcher and leaves)."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -346,9 +341,6 @@ class Ring:
             entry = self._held.pop(ref, None)
             if entry is not None:
                 self.total -= entry[1]
-
-    def __len__(self) -> int:
-        return len(self._held)
 
 
 RING = Ring(RING_BYTES)

@@ -273,13 +273,9 @@ class RobotsTxt:
             size += parsed.usage.size()
         return size
 
-    def __getstate__(self) -> tuple[Parsed, str]:
-        """Pickled as the parsed tables: the compiled matcher and the remembered
-        selections are made again when asked."""
-        return self._parsed, self.standard
-
-    def __setstate__(self, state: tuple[Parsed, str]) -> None:
-        self.__init__(*state)  # type: ignore[misc]
+    def __reduce__(self) -> tuple[type[RobotsTxt], tuple[Parsed, str]]:
+        # Pickled as the parsed tables: the matcher is compiled again when asked.
+        return RobotsTxt, (self._parsed, self.standard)
 
     def __repr__(self) -> str:
         return f"<RobotsTxt standard={self.standard} groups={len(self._parsed.groups)}>"
