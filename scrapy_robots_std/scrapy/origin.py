@@ -85,6 +85,16 @@ def origin_of(url: str | SplitResult | ParseResult) -> Origin | None:
     return Origin(key, robots_url_of(key))
 
 
+def origin_key_of(url: str) -> str:
+    """``url``'s origin key, as the report and the audit file name an origin; the URL
+    itself when it names no origin (or a host ``urlsplit`` refuses)."""
+    try:
+        origin = origin_of(url)
+    except ValueError:
+        origin = None
+    return url if origin is None else origin.key
+
+
 class TokenOf:
     """The product token a request's robots.txt groups are matched with (RFC 9309 2.2.1):
     ``ROBOTSTXT_USER_AGENT``'s, else the first product token of the request's

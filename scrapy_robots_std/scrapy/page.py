@@ -42,7 +42,7 @@ from scrapy_robots_std.pagerules import (
     read,
 )
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.origin import origin_of
+from scrapy_robots_std.scrapy.origin import origin_key_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -223,8 +223,7 @@ class PageReader:
                 extra={"spider": self.crawler.spider},
             )
         if self.audit is not None and names:
-            origin = origin_of(response.url)
-            self.audit.page_seen(response.url if origin is None else origin.key, names)
+            self.audit.page_seen(origin_key_of(response.url), names)
 
 
 # -- obeying: the spider middleware ----------------------------------------------------
@@ -318,8 +317,7 @@ class PageDirectivesMiddleware:
         }
         report = self.shared.report
         if report is not None:
-            origin = origin_of(request.url)
-            report.dropped(request.url if origin is None else origin.key, reason, None)
+            report.dropped(origin_key_of(request.url), reason, None)
         if self.config.dry_run:
             self._stats.inc_value(_stats.would_drop(reason))
             logger.debug(

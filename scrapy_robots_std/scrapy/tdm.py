@@ -27,7 +27,7 @@ from scrapy_robots_std.pagehead import HeadReader, is_html
 from scrapy_robots_std.pagerules import META
 from scrapy_robots_std.robotstxt.usage import HEADER
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.origin import origin_of
+from scrapy_robots_std.scrapy.origin import origin_key_of
 from scrapy_robots_std.tdmrep import (
     EMPTY,
     FILE,
@@ -128,7 +128,9 @@ class TdmReader:
             )
             self._stats.inc_value(_FROM[statement.origin])
             if self.audit is not None:
-                self.audit.tdm_seen(_origin_key(response.url), _AUDIT[statement.origin])
+                self.audit.tdm_seen(
+                    origin_key_of(response.url), _AUDIT[statement.origin]
+                )
             if statement.policy is not None:
                 self._stats.inc_value(_stats.TDM_POLICY)
         if said.notes:
@@ -138,12 +140,3 @@ class TdmReader:
                 {"response": safe(response), "notes": safe("; ".join(said.notes))},
                 extra={"spider": self.crawler.spider},
             )
-
-
-def _origin_key(url: str) -> str:
-    """The origin of a response's URL, as the audit file names it."""
-    try:
-        origin = origin_of(url)
-    except ValueError:  # a host urlsplit refuses: the URL names its origin
-        origin = None
-    return url if origin is None else origin.key

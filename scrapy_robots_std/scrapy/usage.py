@@ -42,7 +42,7 @@ from scrapy_robots_std.robotstxt.usage_vocab import (
     check_purpose,
 )
 from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.origin import origin_of, tdm_file_of
+from scrapy_robots_std.scrapy.origin import origin_key_of, origin_of, tdm_file_of
 from scrapy_robots_std.tdmrep import RESERVATION
 
 if TYPE_CHECKING:
@@ -333,11 +333,7 @@ class UsageGate:
         else:
             why = f"{_describe(decision)}{where}"
         values = {"request": safe(request), "why": safe(why)}
-        try:
-            origin = origin_of(request.url)
-        except ValueError:  # a host urlsplit refuses: the URL names its origin
-            origin = None
-        self.report.dropped(request.url if origin is None else origin.key, reason, None)
+        self.report.dropped(origin_key_of(request.url), reason, None)
         if self.config.dry_run:
             self._inc(_stats.would_drop(reason))
             logger.debug(
