@@ -168,6 +168,28 @@ def serve_site(server: HostileServer) -> dict[str, str]:
     return {path: server.url(path) for path in routes}
 
 
+async def _crawl_site(
+    hostile: HostileServer,
+    crawl_settings: dict[str, Any],
+    *,
+    start: tuple[str, ...] = ("/",),
+    spider_cls: type[HostileSpider] = LinkSpider,
+    **kwargs: Any,
+) -> tuple[CrawlResult, Items]:
+    """A crawl of the served site from ``start``, without errors, and its items."""
+    urls = serve_site(hostile)
+    items = Items()
+    result = await run_crawl(
+        [urls[path] for path in start],
+        crawl_settings,
+        spider_cls=spider_cls,
+        on_crawler=items.connect,
+        **kwargs,
+    )
+    assert_no_errors(result)
+    return result, items
+
+
 # -- off: nothing read, nothing done ---------------------------------------------------
 
 
@@ -193,15 +215,7 @@ async def test_off_does_no_page_work_per_response(
         monkeypatch.setattr(page_module, name, forbidden(name))
     monkeypatch.setattr(page_module.PageReader, "read", forbidden("PageReader.read"))
     monkeypatch.setattr(page_module.PageReader, "__init__", forbidden("PageReader"))
-    urls = serve_site(hostile)
-    items = Items()
-    result = await run_crawl(
-        [urls["/"]],
-        settings(**PIPELINE, **usage),
-        spider_cls=LinkSpider,
-        on_crawler=items.connect,
-    )
-    assert_no_errors(result)
+    result, items = await _crawl_site(hostile, settings(**PIPELINE, **usage))
     assert calls == []
     # Every link followed, every item kept, nothing exposed or counted.
     assert served(hostile) == {
@@ -374,16 +388,12 @@ def setup_line(result: CrawlResult) -> str:
 async def test_obey_drops_the_links_of_nofollow_pages_and_the_items_of_noindex_ones(
     hostile: HostileServer, tmp_path: Path, spider_cls: type[LinkSpider]
 ) -> None:
-    urls = serve_site(hostile)
     audit = tmp_path / "audit.jsonl"
-    items = Items()
-    result = await run_crawl(
-        [urls["/"]],
+    result, items = await _crawl_site(
+        hostile,
         settings(**OBEY, ROBOTS_STD_AUDIT_PATH=str(audit)),
         spider_cls=spider_cls,
-        on_crawler=items.connect,
     )
-    assert_no_errors(result)
     # The links of /follow-h (a header) and /follow-m (a meta tag) were never
     # requested, but the one that carries dont_obey_robotstxt was.
     assert served(hostile) == {
@@ -439,15 +449,9 @@ async def test_obey_drops_the_links_of_nofollow_pages_and_the_items_of_noindex_o
 async def test_obey_in_a_dry_run_drops_nothing_and_counts_what_it_would(
     hostile: HostileServer,
 ) -> None:
-    urls = serve_site(hostile)
-    items = Items()
-    result = await run_crawl(
-        [urls["/"]],
-        settings(**OBEY, ROBOTS_STD_DRY_RUN=True),
-        spider_cls=LinkSpider,
-        on_crawler=items.connect,
+    result, items = await _crawl_site(
+        hostile, settings(**OBEY, ROBOTS_STD_DRY_RUN=True)
     )
-    assert_no_errors(result)
     assert {"/h1", "/m1"} <= served(hostile)
     assert items.dropped == []
     assert stat(result, "robots_std/would_drop/nofollow-header") == 1
@@ -465,15 +469,9 @@ async def test_obey_in_a_dry_run_drops_nothing_and_counts_what_it_would(
 async def test_obey_without_the_pipeline_keeps_items_and_says_so(
     hostile: HostileServer,
 ) -> None:
-    urls = serve_site(hostile)
-    items = Items()
-    result = await run_crawl(
-        [urls["/"]],
-        settings(ROBOTS_STD_PAGE_DIRECTIVES="obey"),
-        spider_cls=LinkSpider,
-        on_crawler=items.connect,
+    result, items = await _crawl_site(
+        hostile, settings(ROBOTS_STD_PAGE_DIRECTIVES="obey")
     )
-    assert_no_errors(result)
     assert items.dropped == []
     assert stat(result, "robots_std/dropped/nofollow-header") == 1
     assert any(
@@ -487,16 +485,12 @@ async def test_obey_without_the_pipeline_keeps_items_and_says_so(
 async def test_dont_obey_robotstxt_exposes_the_directives_and_obeys_none(
     hostile: HostileServer,
 ) -> None:
-    urls = serve_site(hostile)
-    items = Items()
-    result = await run_crawl(
-        [urls["/follow-m"], urls["/noindex-h"]],
+    result, items = await _crawl_site(
+        hostile,
         settings(**OBEY),
-        spider_cls=LinkSpider,
+        start=("/follow-m", "/noindex-h"),
         meta={"dont_obey_robotstxt": True},
-        on_crawler=items.connect,
     )
-    assert_no_errors(result)
     got = {url.rsplit("/", 1)[1]: page for url, page in pages(result).items()}
     assert got["follow-m"].nofollow  # read and exposed ...
     assert got["noindex-h"].noindex
