@@ -16,8 +16,8 @@ import math
 import re
 import sys
 from bisect import bisect_left, bisect_right
-from itertools import accumulate, compress, count, repeat
-from operator import and_, is_, itemgetter
+from itertools import compress, count, repeat
+from operator import and_, is_
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
@@ -46,6 +46,7 @@ from scrapy_robots_std.robotstxt.reader import (
     Field,
     Key,
     Note,
+    Notes,
     Reading,
     decode_text,
     read_1994,
@@ -174,79 +175,21 @@ class Parsed:
 _CANONICAL_SPELLINGS = ("Disallow", "Allow")
 
 
-class _Group:
-    """A group while its lines are read."""
+class _Columns:
+    """What a builder collects, for :func:`_assemble`: each group's agents and
+    first rule, and every group's rules (group after group, in file order)."""
 
-    __slots__ = ("agents", "crawl_delay", "has_rules", "request_rate", "start")
-
-    def __init__(self, start: int) -> None:
-        self.agents: list[bytes] = []
-        self.start = start  # its first rule in the builder's columns
-        self.has_rules = False
-        self.crawl_delay: float | None = None
-        self.request_rate: RequestRate | None = None
-
-
-class _Builder:
-    """Turns one standard's events into a :class:`Parsed` (1994: line by line)."""
-
-    def __init__(self, reading: Reading, standard: str) -> None:
-        self.reading = reading
-        self.standard = standard
-        self.notes = reading.notes
-        self.groups: list[_Group] = []
-        self.group: _Group | None = None
-        self.sitemaps: list[str] = []
+    def __init__(self) -> None:
+        self.agents: list[list[bytes]] = []
+        self.starts: list[int] = []  # each group's first rule in codes/values
+        self.has_rules: list[bool] = []
+        self.codes: list[int] = []
+        self.values: list[bytes] = []
         self.spellings = {"Disallow": 0, "Allow": 1}
-        self.usage = False
+        self.extras: dict[int, list[float | RequestRate | None]] = {}
+        self.sitemaps: list[str] = []
         self.values_outside: list[tuple[int, str]] = []
-        # Every group's rules, group after group: a group's are one run.
-        self.rule_codes: list[int] = []
-        self.rule_values: list[bytes] = []
-
-    def build(self) -> Parsed:
-        codes: dict[Key, int] = {}  # each distinct rule key's code, line 0
-        reading = self.reading
-        for line, key, value in zip(
-            reading.numbers, reading.keys, reading.values, strict=True
-        ):
-            field = key.field
-            if field <= Field.ALLOW:
-                group = self.group
-                if group is None:
-                    self.outside_group(line, key)
-                    continue
-                group.has_rules = True
-                if value:  # an empty pattern never decides
-                    code = codes.get(key)
-                    if code is None:
-                        code = codes[key] = self.code(key)
-                    self.rule_codes.append(with_line(code, line))
-                    self.rule_values.append(value)
-            elif field is Field.USER_AGENT:
-                self.user_agent(value)
-            elif field is Field.SITEMAP:
-                self.sitemap(value)
-            elif field is Field.BLANK:
-                self.group = None
-            elif field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
-                self.usage = True
-        return self.finish()
-
-    def user_agent(self, value: bytes) -> None:
-        group = self.group
-        if group is None or group.has_rules:  # a user-agent line after a rule
-            group = self.group = _Group(len(self.rule_codes))
-            self.groups.append(group)
-        group.agents.append(value)
-
-    def outside_group(self, line: int, key: Key) -> None:
-        stage = None if self.standard == RFC9309 else 1  # 1994: in line order
-        self.notes.add(line, Note.OUTSIDE_GROUP, key.written, stage)
-
-    def sitemap(self, value: bytes) -> None:
-        if value:
-            self.sitemaps.append(decode_text(value))
+        self.usage = False
 
     def code(self, key: Key) -> int:
         """A rule key's code at line 0: its spelling in this file, its kind."""
@@ -258,178 +201,202 @@ class _Builder:
                 spelling = int(key.field)  # reported in its canonical form
         return rule_code(0, spelling, key.field is Field.ALLOW)
 
-    def group_value(self, line: int, key: Key, value: bytes) -> None:
-        group = self.group
-        if group is None:
+    def other(
+        self, group: int, line: int, key: Key, value: bytes, notes: Notes
+    ) -> None:
+        """A Sitemap, usage, Crawl-delay or Request-rate line; ``group`` is
+        the group it belongs to, or -1."""
+        field = key.field
+        if field is Field.SITEMAP:
+            if value:
+                self.sitemaps.append(decode_text(value))
+            return
+        if field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
+            self.usage = True
+            return
+        if group < 0:
             # Noted at the end, and only when the file has groups at all.
             self.values_outside.append((line, key.written))
             return
-        if key.field is Field.CRAWL_DELAY:
-            delay = parse_delay(value)
-            if delay is not None and group.crawl_delay is None:
-                group.crawl_delay = delay  # the first usable value counts
-            found: object = delay
-        else:
-            rate = parse_rate(value)
-            if rate is not None and group.request_rate is None:
-                group.request_rate = rate
-            found = rate
+        extras = self.extras.setdefault(group, [None, None])
+        slot = 0 if field is Field.CRAWL_DELAY else 1
+        found = parse_delay(value) if slot == 0 else parse_rate(value)
         if found is None:
             detail = f"{key.written} value {decode_text(value)!r}"
-            self.notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
-
-    def finish(self) -> Parsed:
-        tables, spans = self.tables()
-        agents = [
-            [decode_text(value) for value in group.agents] for group in self.groups
-        ]
-        groups = Groups(
-            agents,
-            [
-                (*span, group.has_rules)
-                for span, group in zip(spans, self.groups, strict=True)
-            ],
-        )
-        spellings = tuple(self.spellings)
-        if spellings == _CANONICAL_SPELLINGS:
-            spellings = _CANONICAL_SPELLINGS
-        parsed = Parsed(self.standard, groups, tables.rules(len(spellings)), spellings)
-        extras = {
-            number: (group.crawl_delay, group.request_rate)
-            for number, group in enumerate(self.groups)
-            if group.crawl_delay is not None or group.request_rate is not None
-        }
-        parsed.extras = extras or None
-        parsed.sitemap_text = "\n".join(self.sitemaps) if self.sitemaps else None
-        parsed.truncated = self.reading.truncated
-        if self.usage:
-            self.collect_usage(parsed)
-        for line, written in self.values_outside if self.groups else ():
-            self.notes.add(line, Note.OUTSIDE_GROUP, written, VALUE_STAGE)
-        if parsed.truncated:
-            self.notes.add(0, Note.BODY_CUT)
-        parsed.note_text = self.notes.text()
-        return parsed
-
-    def tables(self) -> tuple[_Tables, list[tuple[int, int]]]:
-        """The rules' tables, and each group's first entry and the entry after
-        its last."""
-        rfc9309 = self.standard == RFC9309
-        tables = _Tables(rfc9309)
-        starts = [group.start for group in self.groups]
-        ends = [*starts[1:], len(self.rule_codes)] if starts else []
-        codes, values = self.rule_codes, self.rule_values
-        if not (rfc9309 and b"/index.htm" in b"\n".join(values)):
-            tables.add(codes, values)  # no group gains entries: one pass
-            return tables, list(zip(starts, ends, strict=True))
-        spans = [
-            tables.add(codes[start:end], values[start:end])
-            for start, end in zip(starts, ends, strict=True)
-        ]
-        return tables, spans
-
-    def collect_usage(self, parsed: Parsed) -> None:
-        if self.standard == RFC9309:
-            entries = [
-                _usage_rules.Entry(line, _USAGE_ROLES[key.field], value)
-                for line, key, value in zip(
-                    self.reading.numbers,
-                    self.reading.keys,
-                    self.reading.values,
-                    strict=True,
-                )
-                if key.field in _USAGE_ROLES
-            ]
-        else:
-            entries = _usage_rules.entries_1994(self.reading.lines)
-        usage, notes = _usage_rules.collect(
-            entries, every_record=self.standard != RFC9309
-        )
-        for line, outside, detail in notes:
-            kind = Note.OUTSIDE_GROUP if outside else Note.USAGE_INVALID
-            self.notes.add(line, kind, detail, USAGE_STAGE)
-        parsed.usage = usage
+            notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
+        elif extras[slot] is None:
+            extras[slot] = found  # the first usable value counts
 
 
-class _Rfc9309Builder(_Builder):
-    """rfc9309's builder: whole-list passes over the event columns (a Python
-    step per line is most of a parse); only user-agent lines and the rare
-    other fields are visited one by one."""
+_RULE_AT_MOST = int(Field.ALLOW)  # Disallow and Allow: the fields at or below
+_OTHER_FIELDS = frozenset(
+    (
+        Field.SITEMAP,
+        Field.CRAWL_DELAY,
+        Field.REQUEST_RATE,
+        Field.CONTENT_USAGE,
+        Field.CONTENT_SIGNAL,
+    )
+)
+
+
+def _build_rfc9309(reading: Reading) -> Parsed:
+    """rfc9309 (RFC 9309 2.1, as the reference groups lines): whole-list
+    passes over the event columns (a Python step per line is most of a
+    parse); only user-agent lines and the rare other fields are visited one
+    by one."""
+    numbers, keys, values, fields = (
+        reading.numbers,
+        reading.keys,
+        reading.values,
+        reading.fields,
+    )
+    found = _Columns()
+    is_rule = list(map(_RULE_AT_MOST.__ge__, fields))
+    rule_lines = list(compress(count(), is_rule))
+    agents = list(compress(count(), map(is_, fields, repeat(Field.USER_AGENT))))
+    first = agents[0] if agents else len(fields)
+    for at in rule_lines[: bisect_left(rule_lines, first)]:
+        reading.notes.add(numbers[at], Note.OUTSIDE_GROUP, keys[at].written)
+    # A user-agent line after a rule line opens the next group.
+    starts: list[int] = []
+    before = -1
+    for at in agents:
+        if bisect_left(rule_lines, at) != before:
+            before = bisect_left(rule_lines, at)
+            starts.append(at)
+            found.agents.append([])
+        found.agents[-1].append(values[at])
+    ends = [*starts[1:], len(fields)] if starts else []
+    found.has_rules = [
+        bisect_left(rule_lines, end) > bisect_left(rule_lines, start)
+        for start, end in zip(starts, ends, strict=True)
+    ]
+    # Every rule line with a pattern, from the first group on, in file order.
+    with_value = map(and_, is_rule[first:], map(bool, values[first:]))
+    rules = list(compress(range(first, len(fields)), with_value))
+    rule_keys = list(map(keys.__getitem__, rules))
+    distinct = dict(zip(map(id, rule_keys), rule_keys, strict=True))
+    code_of = {ident: found.code(key) for ident, key in distinct.items()}
+    found.codes = with_lines(
+        list(map(code_of.__getitem__, map(id, rule_keys))),
+        list(map(numbers.__getitem__, rules)),
+    )
+    found.values = list(map(values.__getitem__, rules))
+    found.starts = [bisect_left(rules, start) for start in starts]
+    for at in compress(count(), map(_OTHER_FIELDS.__contains__, fields)):
+        group = bisect_right(starts, at) - 1
+        found.other(group, numbers[at], keys[at], values[at], reading.notes)
+    return _assemble(RFC9309, reading, found)
+
+
+class _Builder1994:
+    """1994: a record is user-agent lines then rule lines, ended by a blank
+    line or by a user-agent line after a rule line; read line by line."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.found = _Columns()
+        self.open = False  # inside a record
+        self.rules_seen = False  # the open record has a rule line
 
     def build(self) -> Parsed:
+        found, notes = self.found, self.reading.notes
+        codes: dict[Key, int] = {}  # each distinct rule key's code, line 0
         reading = self.reading
-        fields: list[Field] = list(map(_FIELD, reading.keys))
-        is_rule = list(map(_RULE_AT_MOST.__ge__, fields))
-        agents = list(compress(count(), map(is_, fields, repeat(Field.USER_AGENT))))
-        first = agents[0] if agents else len(fields)
-        for at in compress(range(first), is_rule):
-            self.outside_group(reading.numbers[at], reading.keys[at])
-        starts = self.open_groups(agents, is_rule)
-        self.file_rules(first, is_rule, starts)
-        self.other_fields(first, fields, starts)
-        return self.finish()
-
-    def open_groups(self, agents: list[int], is_rule: list[bool]) -> list[int]:
-        """The groups, from their user-agent lines (a user-agent line after a
-        rule opens the next); where each group starts among the events."""
-        values = self.reading.values
-        seen = list(accumulate(is_rule, initial=0))  # rule lines before each event
-        starts: list[int] = []
-        group = None
-        for at in agents:
-            if group is None or seen[at] != seen[starts[-1]]:
-                group = _Group(0)
-                self.groups.append(group)
-                starts.append(at)
-            group.agents.append(values[at])
-        ends = [*starts[1:], len(is_rule)] if starts else []
-        for group, start, end in zip(self.groups, starts, ends, strict=True):
-            group.has_rules = seen[end] > seen[start]
-        return starts
-
-    def file_rules(self, first: int, is_rule: list[bool], starts: list[int]) -> None:
-        """Every rule line in a group with a pattern, in file order (C-level
-        passes: a file may have thousands)."""
-        numbers, keys, values = (
-            self.reading.numbers,
-            self.reading.keys,
-            self.reading.values,
-        )
-        with_value = map(and_, is_rule[first:], map(bool, values[first:]))
-        rules = list(compress(range(first, len(is_rule)), with_value))
-        rule_keys = list(map(keys.__getitem__, rules))
-        distinct = dict(zip(map(id, rule_keys), rule_keys, strict=True))
-        codes = {ident: self.code(key) for ident, key in distinct.items()}
-        self.rule_codes = with_lines(
-            list(map(codes.__getitem__, map(id, rule_keys))),
-            list(map(numbers.__getitem__, rules)),
-        )
-        self.rule_values = list(map(values.__getitem__, rules))
-        for group, start in zip(self.groups, starts, strict=True):
-            group.start = bisect_left(rules, start)
-
-    def other_fields(self, first: int, fields: list[Field], starts: list[int]) -> None:
-        """Sitemaps, usage lines, and each group's Crawl-delay / Request-rate."""
-        reading = self.reading
-        others = map(
-            and_,
-            map(int(Field.SITEMAP).__le__, fields),
-            map(int(Field.CONTENT_SIGNAL).__ge__, fields),
-        )
-        for at in list(compress(count(), others)):
-            field, value = fields[at], reading.values[at]
-            if field is Field.SITEMAP:
-                self.sitemap(value)
-            elif field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
-                self.usage = True
-            else:
-                owner = bisect_right(starts, at) - 1 if at >= first else -1
-                self.group = self.groups[owner] if owner >= 0 else None
-                self.group_value(reading.numbers[at], reading.keys[at], value)
+        for line, key, value, field in zip(
+            reading.numbers, reading.keys, reading.values, reading.fields, strict=True
+        ):
+            if field <= Field.ALLOW:
+                if not self.open:
+                    notes.add(line, Note.OUTSIDE_GROUP, key.written, 1)  # line order
+                    continue
+                self.rules_seen = found.has_rules[-1] = True
+                if value:  # an empty pattern never decides
+                    code = codes.get(key)
+                    if code is None:
+                        code = codes[key] = found.code(key)
+                    found.codes.append(with_line(code, line))
+                    found.values.append(value)
+            elif field is Field.USER_AGENT:
+                if not self.open or self.rules_seen:
+                    self.open, self.rules_seen = True, False
+                    found.agents.append([])
+                    found.starts.append(len(found.codes))
+                    found.has_rules.append(False)
+                found.agents[-1].append(value)
+            elif field is Field.BLANK:
+                self.open = False
+            elif field in _OTHER_FIELDS:
+                found.other(len(found.agents) - 1, line, key, value, notes)
+        return _assemble(STD1994, reading, found)
 
 
-_FIELD = itemgetter(0)  # a Key's field
-_RULE_AT_MOST = int(Field.ALLOW)  # Disallow and Allow: the fields at or below
+def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
+    """The :class:`Parsed` of a built body: tables, agents, extras, notes."""
+    notes = reading.notes
+    rules, spans = _tables(standard == RFC9309, found)
+    groups = Groups(
+        [[decode_text(value) for value in values] for values in found.agents],
+        [(*span, has) for span, has in zip(spans, found.has_rules, strict=True)],
+    )
+    spellings = tuple(found.spellings)
+    if spellings == _CANONICAL_SPELLINGS:
+        spellings = _CANONICAL_SPELLINGS
+    parsed = Parsed(standard, groups, rules.rules(len(spellings)), spellings)
+    parsed.extras = {
+        group: (delay, rate)  # type: ignore[misc]
+        for group, (delay, rate) in found.extras.items()
+        if delay is not None or rate is not None
+    } or None
+    parsed.sitemap_text = "\n".join(found.sitemaps) if found.sitemaps else None
+    parsed.truncated = reading.truncated
+    if found.usage:
+        _collect_usage(parsed, reading)
+    for line, written in found.values_outside if found.agents else ():
+        notes.add(line, Note.OUTSIDE_GROUP, written, VALUE_STAGE)
+    if parsed.truncated:
+        notes.add(0, Note.BODY_CUT)
+    parsed.note_text = notes.text()
+    return parsed
+
+
+def _tables(rfc9309: bool, found: _Columns) -> tuple[_Tables, list[tuple[int, int]]]:
+    """The rules' tables, and each group's first entry and the entry after
+    its last (an allowed ``/dir/index.html`` adds an entry to its group)."""
+    tables = _Tables(rfc9309)
+    starts = found.starts
+    ends = [*starts[1:], len(found.codes)] if starts else []
+    codes, values = found.codes, found.values
+    if not (rfc9309 and b"/index.htm" in b"\n".join(values)):
+        tables.add(codes, values)  # no group gains entries: one pass
+        return tables, list(zip(starts, ends, strict=True))
+    spans = [
+        tables.add(codes[start:end], values[start:end])
+        for start, end in zip(starts, ends, strict=True)
+    ]
+    return tables, spans
+
+
+def _collect_usage(parsed: Parsed, reading: Reading) -> None:
+    if parsed.standard == RFC9309:
+        entries = [
+            _usage_rules.Entry(line, _USAGE_ROLES[field], value)
+            for line, field, value in zip(
+                reading.numbers, reading.fields, reading.values, strict=True
+            )
+            if field in _USAGE_ROLES
+        ]
+    else:
+        entries = _usage_rules.entries_1994(reading.lines)
+    usage, notes = _usage_rules.collect(
+        entries, every_record=parsed.standard != RFC9309
+    )
+    for line, outside, detail in notes:
+        kind = Note.OUTSIDE_GROUP if outside else Note.USAGE_INVALID
+        reading.notes.add(line, kind, detail, USAGE_STAGE)
+    parsed.usage = usage
+
 
 _USAGE_ROLES = {
     Field.USER_AGENT: _usage_rules.AGENT,
@@ -500,5 +467,5 @@ def _index_directories(
 def parse(body: bytes, standard: str) -> Parsed:
     """Read and build ``body`` under ``standard`` (``"rfc9309"`` or ``"1994"``)."""
     if standard == RFC9309:
-        return _Rfc9309Builder(read_rfc9309(body), standard).build()
-    return _Builder(read_1994(body), standard).build()
+        return _build_rfc9309(read_rfc9309(body))
+    return _Builder1994(read_1994(body)).build()

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count, repeat
+from operator import and_, is_, is_not, itemgetter, not_
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -215,6 +216,7 @@ class Reading(NamedTuple):
     numbers: list[int]
     keys: list[Key]
     values: list[bytes]
+    fields: list[Field]
     lines: list[bytes]
     notes: Notes
     truncated: bool
@@ -266,18 +268,6 @@ def prepare_body(body: bytes) -> tuple[bytes, bool]:
     return body, truncated
 
 
-def _lines(body: bytes) -> tuple[bytes, list[bytes], Notes, bool]:
-    text, truncated = prepare_body(body)
-    notes = Notes()
-    lines = text.split(b"\n")
-    if len(text) > MAX_LINE_BYTES and max(map(len, lines)) > MAX_LINE_BYTES:
-        for index, line in enumerate(lines):
-            if len(line) > MAX_LINE_BYTES:
-                lines[index] = line[:MAX_LINE_BYTES]
-                notes.add(index + 1, Note.LINE_CUT)
-    return text, lines, notes, truncated
-
-
 # -- rfc9309 ----------------------------------------------------------------
 
 _DISALLOW_TYPOS = (b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
@@ -312,13 +302,11 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     found = _KEY_CACHE.get(raw_key)
     if found is not None:
         return found
-    if b"#" in raw_key:  # the colon is inside a comment
-        # A comment line is nothing; another is read again as "key value".
-        return _COMMENT if raw_key.lstrip()[:1] == b"#" else _NO_KEY
     key = raw_key.strip()
-    found = Key(Field.UNKNOWN, decode_text(key))
     if key[:1] not in _KEY_INITIALS:
-        return found  # most junk (an HTML page's "<a href=...") ends here
+        # Most junk (an HTML page's "<a href=...") ends here, uncached.
+        return _JUNK if key else _EMPTY
+    found = Key(Field.UNKNOWN, decode_text(key))
     lower = key.lower()
     for prefix, field, typo in _PREFIXES:
         if lower.startswith(prefix):
@@ -332,89 +320,94 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     return found
 
 
-_NO_KEY = Key(Field.NO_KEY, "")
-_COMMENT = Key(Field.NO_KEY, "#")
+# Keys no field starts with: one object, so junk costs no Key each; a note
+# reads the key from its line (:func:`_written`).  The empty key (": value")
+# is ignored without a note, as in the reference.
+_JUNK = Key(Field.UNKNOWN, "")
+_EMPTY = Key(Field.UNKNOWN, "")
 
+# "#" starts a comment anywhere and a NUL octet ends a line's value (the
+# reference works on C strings): both cut the rest of the line, so a colon
+# after either is no colon.  (One literal each: the regex engine then skips
+# to it at C speed.)
+_COMMENT_RE = re.compile(rb"#.*")
+_NUL_RE = re.compile(rb"\x00.*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
+_HEAD, _COLON, _TAIL = itemgetter(0), itemgetter(1), itemgetter(2)
+_FIELD = itemgetter(0)
+_TYPO = itemgetter(2)
+
+
+def read_rfc9309(body: bytes) -> Reading:
+    """Every line with a key, as the reference reads it.
+
+    Whole-list passes (``map``, ``compress``, ``split``): a body has
+    thousands of lines, and a Python step per line is most of a parse.
+    """
+    raw, truncated = prepare_body(body)
+    notes = Notes()
+    text = _COMMENT_RE.sub(b"", raw) if b"#" in raw else raw
+    if b"\x00" in text:
+        text = _NUL_RE.sub(b"", text)
+    lines = _split_lines(text, raw, notes)
+    parts = list(map(bytes.partition, lines, repeat(b":")))
+    colons = list(map(_COLON, parts))
+    numbers = list(compress(count(1), colons))
+    parts = list(compress(parts, colons))
+    keys: list[Key] = list(map(_KEY_CACHE.get, map(_HEAD, parts)))  # type: ignore[arg-type]
+    if None in keys:
+        keys = [
+            key or classify_rfc9309(part[0])
+            for key, part in zip(keys, parts, strict=True)
+        ]
+    values = list(map(bytes.strip, map(_TAIL, parts)))
+    bare = list(compress(lines, map(not_, colons)))
+    if b"".join(bare).strip():  # "key value" lines, or junk
+        at = list(compress(count(1), map(not_, colons)))
+        extra = _without_colon(at, bare, notes)
+        numbers, keys, values = _merged((numbers, keys, values), extra)
+    fields = list(map(_FIELD, keys))
+    if Field.UNKNOWN in fields or any(map(_TYPO, keys)):
+        _note_keys(numbers, keys, lines, notes)
+    return Reading(numbers, keys, values, fields, lines, notes, truncated)
+
+
+def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
+    """The lines of ``text`` (``raw``, maybe with comments cut), cut where the
+    reference cuts ``raw``'s lines: at :data:`MAX_LINE_BYTES`."""
+    lines = text.split(b"\n")
+    if len(raw) > MAX_LINE_BYTES:
+        raw_lines = lines if raw is text else raw.split(b"\n")
+        if max(map(len, raw_lines)) > MAX_LINE_BYTES:
+            for index, line in enumerate(raw_lines):
+                if len(line) > MAX_LINE_BYTES:
+                    lines[index] = lines[index][:MAX_LINE_BYTES]
+                    notes.add(index + 1, Note.LINE_CUT)
+    return lines
 
 
 def _without_colon(
     numbers: list[int], lines: list[bytes], notes: Notes
 ) -> tuple[list[int], list[Key], list[bytes]]:
-    """Lines with no colon before their comment: ``key value``, or junk.
-
-    Whole-list passes: an HTML page served as robots.txt is thousands of them.
-    """
-    contents = [lines[number - 1].split(b"#", 1)[0].strip() for number in numbers]
+    """Lines without a colon: ``key value``, or junk (an HTML page served as
+    robots.txt is thousands of them)."""
+    contents = list(map(bytes.strip, lines))
     matches = list(map(_NO_COLON_RE.fullmatch, contents))
-    # Blank or comment-only lines are nothing; others that do not match are junk.
-    notes.add_many(
-        [
-            number
-            for number, content, match in zip(numbers, contents, matches, strict=True)
-            if match is None and content
-        ],
-        Note.IGNORED_LINE,
-    )
-    kept = [match is not None for match in matches]
+    # Blank lines are nothing; others that do not match are junk.
+    junk = list(map(and_, map(is_, matches, repeat(None)), map(bool, contents)))
+    notes.add_many(list(compress(numbers, junk)), Note.IGNORED_LINE)
+    kept = list(map(is_not, matches, repeat(None)))
     pairs = [match.groups() for match in compress(matches, kept)]  # type: ignore[union-attr]
     keys = [classify_rfc9309(key) for key, _ in pairs]
     numbers = list(compress(numbers, kept))
-    notes.add_many(numbers, Note.MISSING_COLON, [key.written for key in keys])
+    details = [
+        decode_text(raw.strip()) if key is _JUNK else key.written
+        for key, (raw, _) in zip(keys, pairs[:MAX_NOTES], strict=False)
+    ]
+    notes.add_many(numbers, Note.MISSING_COLON, details)
     # Only spaces and tabs separate, but all ASCII whitespace is stripped.
     return numbers, keys, [value.strip() for _, value in pairs]
-
-
-def read_rfc9309(body: bytes) -> Reading:
-    """Every line with a key, as the reference reads it.  A NUL octet ends its
-    line (the reference works on C strings); ``#`` starts a comment anywhere.
-
-    Whole-list passes (``map``, comprehensions, ``zip``): a body has
-    thousands of lines, and a Python step per line is most of a parse.
-    """
-    text, lines, notes, truncated = _lines(body)
-    if b"\x00" in text:
-        lines = [line.split(b"\x00", 1)[0] for line in lines]
-    colons = list(map(bytes.find, lines, repeat(b":")))
-    numbers = [number for number, colon in enumerate(colons, 1) if colon >= 0]
-    get = _KEY_CACHE.get
-    keys = [
-        get(raw) or classify_rfc9309(raw)
-        for raw in [
-            line[:colon]
-            for line, colon in zip(lines, colons, strict=True)
-            if colon >= 0
-        ]
-    ]
-    values = [
-        line[colon + 1 :]
-        for line, colon in zip(lines, colons, strict=True)
-        if colon >= 0
-    ]
-    if b"#" in text:
-        values = [value.split(b"#", 1)[0].strip() for value in values]
-    else:
-        values = [value.strip() for value in values]
-    # No colon, or one inside a comment: "key value", or nothing.
-    odd = [
-        number
-        for number, line, colon in zip(count(1), lines, colons, strict=False)
-        if colon < 0 and line[:1] not in (b"", b"#")
-    ]
-    if _NO_KEY in keys or _COMMENT in keys:
-        odd += [
-            number for number, key in zip(numbers, keys, strict=True) if key is _NO_KEY
-        ]
-        keep = [key.field is not Field.NO_KEY for key in keys]
-        numbers = list(compress(numbers, keep))
-        keys = list(compress(keys, keep))
-        values = list(compress(values, keep))
-    if odd:
-        extra = _without_colon(sorted(odd), lines, notes)
-        numbers, keys, values = _merged((numbers, keys, values), extra)
-    _note_keys(numbers, keys, notes)
-    return Reading(numbers, keys, values, lines, notes, truncated)
 
 
 def _merged(
@@ -422,6 +415,8 @@ def _merged(
     extra: tuple[list[int], list[Key], list[bytes]],
 ) -> tuple[list[int], list[Key], list[bytes]]:
     """Two sets of event columns as one, in line order."""
+    if not extra[0]:
+        return columns
     numbers = columns[0] + extra[0]
     order = sorted(range(len(numbers)), key=numbers.__getitem__)
     keys = columns[1] + extra[1]
@@ -433,21 +428,34 @@ def _merged(
     )
 
 
-def _note_keys(numbers: list[int], keys: list[Key], notes: Notes) -> None:
-    """A note for each misspelt or unknown key (a file has few distinct keys)."""
-    distinct = dict(zip(map(id, keys), keys, strict=True))
-    noted = {
+def _note_keys(
+    numbers: list[int], keys: list[Key], lines: list[bytes], notes: Notes
+) -> None:
+    """A note for each misspelt or unknown key: whole-list passes, as an HTML
+    page served as robots.txt has thousands (a file has few distinct keys)."""
+    distinct = dict(zip(map(id, keys), keys, strict=True)).items()
+    typos = {ident for ident, key in distinct if key.typo}
+    unknown = {
         ident
-        for ident, key in distinct.items()
-        # ": value" (an empty key) is ignored without a note, as in the reference.
-        if key.typo or (key.field is Field.UNKNOWN and key.written)
+        for ident, key in distinct
+        if key.field is Field.UNKNOWN and key is not _EMPTY
     }
-    if not noted:
-        return
-    for at in compress(range(len(keys)), map(noted.__contains__, map(id, keys))):
-        key = keys[at]
-        kind = Note.MISSPELLING if key.typo else Note.UNKNOWN_FIELD
-        notes.add(numbers[at], kind, key.written)
+    for kind, noted in ((Note.MISSPELLING, typos), (Note.UNKNOWN_FIELD, unknown)):
+        found = list(compress(count(), map(noted.__contains__, map(id, keys))))
+        details = [
+            _written(keys[at], lines[numbers[at] - 1]) for at in found[:MAX_NOTES]
+        ]
+        notes.add_many([numbers[at] for at in found], kind, details)
+
+
+def _written(key: Key, line: bytes) -> str:
+    """The key as written on its line (read again for junk: see ``_JUNK``)."""
+    if key is not _JUNK:
+        return key.written
+    head, colon, _ = line.partition(b":")
+    if not colon:
+        head = line.strip().split(b" ", 1)[0].split(b"\t", 1)[0]
+    return decode_text(head.strip())
 
 
 # -- 1994 -------------------------------------------------------------------
@@ -464,7 +472,9 @@ _BLANK = Key(Field.BLANK, "")
 
 def read_1994(body: bytes) -> Reading:
     """Every record-shaping line: exact field names, blank lines end records."""
-    _, lines, notes, truncated = _lines(body)
+    text, truncated = prepare_body(body)
+    notes = Notes()
+    lines = _split_lines(text, text, notes)
     numbers: list[int] = []
     keys: list[Key] = []
     values: list[bytes] = []
@@ -490,4 +500,5 @@ def read_1994(body: bytes) -> Reading:
         numbers.append(number)
         keys.append(Key(field, written))
         values.append(value.strip())
-    return Reading(numbers, keys, values, lines, notes, truncated)
+    fields = list(map(_FIELD, keys))
+    return Reading(numbers, keys, values, fields, lines, notes, truncated)
