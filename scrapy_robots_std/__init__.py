@@ -13,19 +13,7 @@ from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt, Rule, parse
 if TYPE_CHECKING:
     from scrapy_robots_std.config import SettingsError
     from scrapy_robots_std.pagerules import PageDirectives, PageStatement
-    from scrapy_robots_std.robotstxt.usage import (
-        PurposeDecision,
-        UsagePreference,
-        UsagePreferences,
-        UsageSource,
-        UsageSummary,
-    )
-    from scrapy_robots_std.robotstxt.usage_vocab import (
-        PURPOSES as USAGE_PURPOSES,
-    )
-    from scrapy_robots_std.robotstxt.usage_vocab import (
-        REVISIONS as USAGE_REVISIONS,
-    )
+    from scrapy_robots_std.robotstxt.usage_query import UsageSummary
     from scrapy_robots_std.scrapy.addon import Addon
     from scrapy_robots_std.scrapy.middleware import (
         RobotsTxtDisallowed,
@@ -41,6 +29,18 @@ if TYPE_CHECKING:
     from scrapy_robots_std.scrapy.waiting import RobotsAwarePriorityQueue
     from scrapy_robots_std.scrapy.waiting_redis import RobotsAwareRedisQueue
     from scrapy_robots_std.tdmrep import TdmRep, TdmStatement
+    from scrapy_robots_std.usage.preferences import (
+        PurposeDecision,
+        UsagePreference,
+        UsagePreferences,
+        UsageSource,
+    )
+    from scrapy_robots_std.usage.vocab import (
+        PURPOSES as USAGE_PURPOSES,
+    )
+    from scrapy_robots_std.usage.vocab import (
+        REVISIONS as USAGE_REVISIONS,
+    )
 
 __version__ = "0.4.0"
 
@@ -91,13 +91,13 @@ _LAZY_NAMES = {
     # needs scrapy-redis, an optional dependency
     "RobotsAwareRedisQueue": "scrapy_robots_std.scrapy.waiting_redis",
     # usage preferences (pure): what RobotsTxt.usage() returns, and its data
-    "PurposeDecision": "scrapy_robots_std.robotstxt.usage",
-    "UsagePreference": "scrapy_robots_std.robotstxt.usage",
-    "UsagePreferences": "scrapy_robots_std.robotstxt.usage",
-    "UsageSource": "scrapy_robots_std.robotstxt.usage",
-    "UsageSummary": "scrapy_robots_std.robotstxt.usage",
-    "USAGE_PURPOSES": "scrapy_robots_std.robotstxt.usage_vocab",
-    "USAGE_REVISIONS": "scrapy_robots_std.robotstxt.usage_vocab",
+    "PurposeDecision": "scrapy_robots_std.usage.preferences",
+    "UsagePreference": "scrapy_robots_std.usage.preferences",
+    "UsagePreferences": "scrapy_robots_std.usage.preferences",
+    "UsageSource": "scrapy_robots_std.usage.preferences",
+    "UsageSummary": "scrapy_robots_std.robotstxt.usage_query",
+    "USAGE_PURPOSES": "scrapy_robots_std.usage.vocab",
+    "USAGE_REVISIONS": "scrapy_robots_std.usage.vocab",
     # page-level robots directives: what is read (pure), and what obeys them
     "PageDirectives": "scrapy_robots_std.pagerules",
     "PageStatement": "scrapy_robots_std.pagerules",

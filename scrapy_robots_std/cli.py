@@ -28,13 +28,13 @@ from scrapy_robots_std.robots_source import (
 )
 from scrapy_robots_std.robotstxt.parser import RFC9309
 from scrapy_robots_std.robotstxt.robots import REASON_ROBOTS_TXT
-from scrapy_robots_std.robotstxt.usage import (
+from scrapy_robots_std.safetext import safe, safe_json
+from scrapy_robots_std.stats import DROP_STATUS
+from scrapy_robots_std.usage.preferences import (
     REASON_DISALLOWED,
     UsagePreferences,
 )
-from scrapy_robots_std.robotstxt.usage_vocab import REVISIONS, check_purpose
-from scrapy_robots_std.safetext import safe, safe_json
-from scrapy_robots_std.stats import DROP_STATUS
+from scrapy_robots_std.usage.vocab import REVISIONS, check_purpose
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapy_robots_std.policy import MAX_TTL
 from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES, RFC9309, STANDARDS
 from scrapy_robots_std.robotstxt.tokens import product_token
-from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES, SYNONYMS, check_purpose
+from scrapy_robots_std.usage.vocab import PURPOSES, SYNONYMS, check_purpose
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

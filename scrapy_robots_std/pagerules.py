@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots_std.robotstxt.groups import agent_name_1994, agent_name_rfc9309
-from scrapy_robots_std.robotstxt.usage import HEADER, UsageSource
-from scrapy_robots_std.robotstxt.usage_vocab import DISALLOW, MAX_MEMBERS, PURPOSES
+from scrapy_robots_std.usage.preferences import HEADER, UsageSource
+from scrapy_robots_std.usage.vocab import DISALLOW, MAX_MEMBERS, PURPOSES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence

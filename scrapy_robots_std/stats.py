@@ -170,7 +170,7 @@ USAGE_CONFLICT: Final = stat("usage", "conflict")
 #: requests whose meta named an unknown purpose (no decision made)
 USAGE_BAD_PURPOSE: Final = stat("usage", "bad_purpose")
 #: requests whose robots.txt usage lines took more work than one check may (a hostile
-#: file): every category unknown for them (usage.REASON_TOO_COMPLEX)
+#: file): every category unknown for them (usage.preferences.REASON_TOO_COMPLEX)
 USAGE_TOO_COMPLEX: Final = stat("usage", "too_complex")
 
 

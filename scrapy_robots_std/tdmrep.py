@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots_std.pagerules import AI_STATES, META
 from scrapy_robots_std.robotstxt import patterns as _patterns
-from scrapy_robots_std.robotstxt.usage import HEADER, UsageSource
-from scrapy_robots_std.robotstxt.usage_vocab import ALLOW
+from scrapy_robots_std.usage.preferences import HEADER, UsageSource
+from scrapy_robots_std.usage.vocab import ALLOW
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

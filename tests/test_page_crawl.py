@@ -26,9 +26,9 @@ from scrapy_robots_std import (
     UsageDisallowed,
 )
 from scrapy_robots_std.pagerules import EMPTY
-from scrapy_robots_std.robotstxt import usage_vocab
-from scrapy_robots_std.robotstxt.usage_vocab import PURPOSES
 from scrapy_robots_std.scrapy import page as page_module
+from scrapy_robots_std.usage import vocab as usage_vocab
+from scrapy_robots_std.usage.vocab import PURPOSES
 from tests.helpers.crawl import (
     MW_LOGGER,
     HostileSpider,

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from scrapy_robots_std.robotstxt.sfdict import (
+from scrapy_robots_std.usage.sfdict import (
     Date,
     DisplayString,
     StructuredFieldError,

@@ -484,7 +484,7 @@ def test_usage_lines_under_the_cap_are_counted_from_above() -> None:
 def test_a_long_header_value_is_shown_cut() -> None:
     """A drop line names its sources; an 8 KB header must not make it 8 KB
     (issue 27, point 3)."""
-    from scrapy_robots_std.robotstxt.usage import UsageSource
+    from scrapy_robots_std.usage.preferences import UsageSource
 
     source = UsageSource("header", "Content-Usage", "train-ai=n, " + "x" * 8000)
     text = str(source)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt
 from scrapy_robots_std.robotstxt import patterns, usage_query
-from scrapy_robots_std.robotstxt.usage import REASON_TOO_COMPLEX
+from scrapy_robots_std.usage.preferences import REASON_TOO_COMPLEX
 from tests.helpers.bodies import (
     USAGE_PIECES,
     USAGE_SHAPES,

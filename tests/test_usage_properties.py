@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt, pagerules, tdmrep
-from scrapy_robots_std.robotstxt.sfdict import StructuredFieldError, parse_dictionary
-from scrapy_robots_std.robotstxt.usage_vocab import most_restrictive
+from scrapy_robots_std.usage.sfdict import StructuredFieldError, parse_dictionary
+from scrapy_robots_std.usage.vocab import most_restrictive
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("ROBOTS_STD_HYPOTHESIS_EXAMPLES", "200")),

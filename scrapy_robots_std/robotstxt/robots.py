@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import patterns as _patterns
-from scrapy_robots_std.robotstxt import usage as _usage
+from scrapy_robots_std.robotstxt import usage_query as _usage
 from scrapy_robots_std.robotstxt.layout import (
     NO_MATCH,
     TOO_COMPLEX,
@@ -22,7 +22,8 @@ from scrapy_robots_std.robotstxt.reader import Diagnostic, decode_text, diagnost
 
 if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.matcher import Matcher
-    from scrapy_robots_std.robotstxt.usage import UsagePreferences, UsageSummary
+    from scrapy_robots_std.robotstxt.usage_query import UsageSummary
+    from scrapy_robots_std.usage.preferences import UsagePreferences
 
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"

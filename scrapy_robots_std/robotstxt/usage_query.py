@@ -1,4 +1,8 @@
-"""Which usage lines of a robots.txt speak for one (URL, token).
+"""The robots.txt part of a URL's usage preferences, and which lines give it.
+
+:func:`for_url` answers :meth:`RobotsTxt.usage`: the file's usage lines are read
+into :class:`UsageSource` statements on the first query (``usage_rules`` keeps them
+unread until then), and those that speak for one (URL, token) are combined.
 
 The groups are chosen as access chooses them (:func:`groups.select`, RFC 9309
 2.2.1), over the usage partition of the user-agent lines (``usage_rules``).
@@ -10,16 +14,121 @@ query has no answer (docs/standards.md, "Hostile files").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
 
 from scrapy_robots_std.robotstxt import groups as _groups
+from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt.patterns import TRY_WORK, wildcard_work, work_budget
 from scrapy_robots_std.robotstxt.reader import RFC9309
+from scrapy_robots_std.robotstxt.usage_rules import (
+    CONTENT_SIGNAL,
+    CONTENT_USAGE,
+    KIND_VOCABULARIES,
+    Line,
+    deep_size,
+    split_value,
+)
+from scrapy_robots_std.usage.preferences import (
+    HEADER,
+    REASON_DISALLOWED,
+    REASON_NO_GROUP,
+    REASON_NO_STATEMENT,
+    REASON_RULES,
+    REASON_TOO_COMPLEX,
+    ROBOTS_TXT,
+    UsagePreferences,
+    read_source,
+)
+from scrapy_robots_std.usage.vocab import ALLOW, DISALLOW, UNKNOWN, VOCABULARIES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from scrapy_robots_std.robotstxt.usage_rules import Line, UsageRules
+    from scrapy_robots_std.robotstxt.parser import Parsed
+    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
+
+#: The constants every source refers to: counted nowhere (they are the usage
+#: package's) when what a query keeps is measured.
+_SHARED: Final = frozenset(
+    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN))
+).union(
+    id(name)
+    for vocabulary in VOCABULARIES
+    for name in (vocabulary.field, *vocabulary.categories)
+)
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    """What a robots.txt holds in usage lines, for stats and logs."""
+
+    content_usage: int = 0
+    content_signal: int = 0
+    invalid: int = 0
+    outside_group: int = 0  # file-wide lines (before any group), counted above too
+
+    @property
+    def stated(self) -> bool:
+        return bool(self.content_usage or self.content_signal)
+
+
+def summary(parsed: Parsed) -> UsageSummary:
+    rules = parsed.usage
+    if rules is None:
+        return UsageSummary()
+    return UsageSummary(
+        rules.count(CONTENT_USAGE),
+        rules.count(CONTENT_SIGNAL),
+        rules.invalid,
+        rules.outside,
+    )
+
+
+def for_url(
+    parsed: Parsed, standard: str, url: str, token: str, *, allowed: bool
+) -> UsagePreferences:
+    """The robots.txt part for ``url`` (``allowed``: its access verdict)."""
+    if not allowed:
+        return UsagePreferences.unknown(REASON_DISALLOWED)
+    rules = parsed.usage
+    if rules is None:
+        return UsagePreferences.unknown(REASON_NO_STATEMENT)
+    lines = _lines(rules)
+    chosen = select(rules, lines, parsed.all_agents, standard, token)
+    # File-wide lines speak with every group, and for a token no group names.
+    wide = lines[: rules.outside]
+    if chosen is None and not wide:
+        return UsagePreferences.unknown(REASON_NO_GROUP)
+    path = _patterns.path_rfc9309(_patterns.split_url(url))
+    found = applying((wide, chosen or ()), path)
+    if found is None:
+        return UsagePreferences.unknown(REASON_TOO_COMPLEX)
+    reason = REASON_NO_STATEMENT if chosen is not None else REASON_NO_GROUP
+    sources = tuple(line.source for line in found)
+    return UsagePreferences.combine(REASON_RULES if sources else reason, sources)
+
+
+def _lines(rules: UsageRules) -> tuple[Line, ...]:
+    """Every usage line of the file, read on the first query and measured."""
+    read = rules.read
+    if read is None:
+        firsts: dict[bytes, int] = {}
+        lines = []
+        for index, (number, kind, value) in enumerate(rules.lines()):
+            path, preference = split_value(kind, value)
+            vocabulary = KIND_VOCABULARIES[kind]
+            source = read_source(
+                vocabulary, value, preference, ROBOTS_TXT, number, path
+            )
+            pattern = _patterns.normalize_rfc9309(path) if path else path
+            lines.append(Line(pattern, firsts.setdefault(value, index), source))
+        # Set once, whole (88: the pair and its int): a thread measuring
+        # meanwhile sees the reserve.
+        found = tuple(lines)
+        read = rules.read = (found, 88 + deep_size([found], _SHARED))
+    return read[0]
+
 
 #: Tokens whose selection a file keeps; a crawl asks with one or two.
 _SELECTIONS_KEPT = 8

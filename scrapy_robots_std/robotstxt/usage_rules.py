@@ -3,7 +3,7 @@
 The parser hands over the lines that shape groups (user-agent, rules, blank lines in
 1994 mode) only when a body holds a usage line; most bodies hold none and pay
 nothing.  What is kept is two arrays and one bytes object.  The first query reads
-every line at once (``usage.py``) and measures what that keeps; before it,
+every line at once (``usage_query``) and measures what that keeps; before it,
 :meth:`UsageRules.size` counts a bound worked out from the lines' lengths.
 
 Grouping.  attach-05 section 3 makes both lines group rules, so a user-agent line
@@ -24,12 +24,13 @@ from array import array
 from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
-from scrapy_robots_std.robotstxt.usage_vocab import AIPREF, MAX_MEMBERS, read_statement
+from scrapy_robots_std.usage import vocab as _vocab
+from scrapy_robots_std.usage.vocab import AIPREF, MAX_MEMBERS, read_statement
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable, Iterator
 
-    from scrapy_robots_std.robotstxt.usage import UsageSource
+    from scrapy_robots_std.usage.preferences import UsageSource
 
 # Roles of the lines handed over; the two usage kinds are also the stored kind bit.
 CONTENT_USAGE = 0
@@ -38,7 +39,8 @@ AGENT = 2
 ACCESS = 3  # Allow or Disallow
 BLANK = 4  # 1994: ends a record
 
-FIELDS = ("Content-Usage", "Content-Signal")
+#: The vocabulary of each usage kind (CONTENT_USAGE, CONTENT_SIGNAL).
+KIND_VOCABULARIES = (_vocab.AIPREF, _vocab.CONTENT_SIGNAL)
 
 #: More usage lines than this in one file, and every usage preference of the file is
 #: unknown: real files hold a handful, and each line read for a query keeps about
@@ -328,8 +330,9 @@ def _check_values(rules: UsageRules, notes: list[Note]) -> None:
         if error is not None:
             rules.invalid += 1
             shown = value.decode("utf-8", "replace")
+            field = KIND_VOCABULARIES[kind].field
             detail = (
-                f"{FIELDS[kind]} value {shown!r} is not a structured-field"
+                f"{field} value {shown!r} is not a structured-field"
                 f" Dictionary ({error}): every category unknown"
             )
             notes.append(Note(number, False, detail))

@@ -51,9 +51,9 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from scrapy_robots_std.robotstxt.usage import UsageSource
     from scrapy_robots_std.scrapy.audit import AuditLog
     from scrapy_robots_std.scrapy.report import Report
+    from scrapy_robots_std.usage.preferences import UsageSource
 
 __all__ = [
     "PAGE_META",

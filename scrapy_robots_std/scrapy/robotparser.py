@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from typing_extensions import Self
 
-    from scrapy_robots_std.robotstxt.usage import UsageSummary
+    from scrapy_robots_std.robotstxt.usage_query import UsageSummary
 
 __all__ = ["StdRobotParser"]
 

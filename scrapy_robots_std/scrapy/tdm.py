@@ -25,7 +25,6 @@ from w3lib.encoding import http_content_type_encoding
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.pagehead import HeadReader, is_html
 from scrapy_robots_std.pagerules import META
-from scrapy_robots_std.robotstxt.usage import HEADER
 from scrapy_robots_std.safetext import safe
 from scrapy_robots_std.scrapy.origin import origin_key_of
 from scrapy_robots_std.tdmrep import (
@@ -38,13 +37,14 @@ from scrapy_robots_std.tdmrep import (
     meta_filter,
     read,
 )
+from scrapy_robots_std.usage.preferences import HEADER
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
 
-    from scrapy_robots_std.robotstxt.usage import UsageSource
     from scrapy_robots_std.scrapy.audit import AuditLog
+    from scrapy_robots_std.usage.preferences import UsageSource
 
 __all__ = ["TDM_META", "TdmReader"]
 

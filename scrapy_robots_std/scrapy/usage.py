@@ -23,7 +23,10 @@ from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.config import ENFORCE_DROP, ENFORCE_OFF, UNKNOWN_DENY
 from scrapy_robots_std.pagerules import META
-from scrapy_robots_std.robotstxt.usage import (
+from scrapy_robots_std.safetext import safe
+from scrapy_robots_std.scrapy.origin import origin_key_of, origin_of, tdm_file_of
+from scrapy_robots_std.tdmrep import RESERVATION
+from scrapy_robots_std.usage.preferences import (
     HEADER,
     REASON_DISALLOWED,
     REASON_NO_ROBOTS_TXT,
@@ -33,7 +36,7 @@ from scrapy_robots_std.robotstxt.usage import (
     PurposeDecision,
     UsagePreferences,
 )
-from scrapy_robots_std.robotstxt.usage_vocab import (
+from scrapy_robots_std.usage.vocab import (
     DISALLOW,
     PURPOSES,
     SYNONYMS,
@@ -41,9 +44,6 @@ from scrapy_robots_std.robotstxt.usage_vocab import (
     VOCABULARIES,
     check_purpose,
 )
-from scrapy_robots_std.safetext import safe
-from scrapy_robots_std.scrapy.origin import origin_key_of, origin_of, tdm_file_of
-from scrapy_robots_std.tdmrep import RESERVATION
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -54,9 +54,9 @@ if TYPE_CHECKING:
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.config import Config
     from scrapy_robots_std.robotstxt.robots import RobotsTxt
-    from scrapy_robots_std.robotstxt.usage import UsageSource
     from scrapy_robots_std.scrapy.report import Report
     from scrapy_robots_std.tdmrep import TdmStatement
+    from scrapy_robots_std.usage.preferences import UsageSource
 
 __all__ = [
     "DECISION_META",

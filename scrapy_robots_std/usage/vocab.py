@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from scrapy_robots_std.robotstxt.sfdict import (
+from scrapy_robots_std.usage.sfdict import (
     StructuredFieldError,
     Token,
     parse_dictionary,

@@ -16,10 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from scrapy_robots_std.robotstxt import patterns as _patterns
-from scrapy_robots_std.robotstxt import usage_query as _query
-from scrapy_robots_std.robotstxt.usage_rules import FIELDS, Line, deep_size, split_value
-from scrapy_robots_std.robotstxt.usage_vocab import (
+from scrapy_robots_std.usage.vocab import (
     AIPREF,
     ALLOW,
     CONTENT_SIGNAL,
@@ -35,9 +32,6 @@ from scrapy_robots_std.robotstxt.usage_vocab import (
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-
-    from scrapy_robots_std.robotstxt.parser import Parsed
-    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
 
 #: Most characters of a statement's value that its text (a drop line) shows.
 _SHOWN_VALUE: Final = 200
@@ -57,16 +51,12 @@ HEADER = "header"
 
 _BY_FIELD = {vocabulary.field: vocabulary for vocabulary in VOCABULARIES}
 _BY_NAME = {vocabulary.name: vocabulary for vocabulary in VOCABULARIES}
-#: The constants every source refers to: counted nowhere (they are the module's)
-#: when what a query keeps is measured.
-_SHARED: Final = frozenset(
-    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN, *_BY_FIELD))
-).union(id(name) for vocabulary in VOCABULARIES for name in vocabulary.categories)
 
 
 @dataclass(frozen=True)
 class UsageSource:
-    """One statement: a robots.txt line or a response header.
+    """One statement: a robots.txt line or a response header (``pagerules`` and
+    ``tdmrep`` make theirs too: a page directive, a TDMRep statement).
 
     ``members`` holds every key with its value as written, labels that no
     vocabulary knows (``use``, the legacy ``bots``) included, with no effect;
@@ -74,8 +64,8 @@ class UsageSource:
     the value is not a Dictionary: then it states nothing.
     """
 
-    origin: str  # "robots.txt" or "header"
-    field: str  # "Content-Usage" or "Content-Signal"
+    origin: str  # "robots.txt" or "header" (others' own: "meta tag", ...)
+    field: str  # "Content-Usage" or "Content-Signal" (others' own: "X-Robots-Tag")
     value: str  # as written (undecodable bytes shown as U+FFFD)
     line: int | None = None
     path: str | None = None  # Content-Usage in robots.txt: "" when none
@@ -186,11 +176,11 @@ class UsagePreferences:
         """
         added = [
             source
-            for field_name, lines in (
-                (AIPREF.field, content_usage),
-                (CONTENT_SIGNAL.field, content_signal),
+            for vocabulary, lines in (
+                (AIPREF, content_usage),
+                (CONTENT_SIGNAL, content_signal),
             )
-            if (source := _header_source(field_name, lines)) is not None
+            if (source := _header_source(vocabulary, lines)) is not None
         ]
         return self.with_sources(added)
 
@@ -310,28 +300,9 @@ def _where(source: UsageSource) -> str:
     return f"line {source.line}" if source.line is not None else source.origin
 
 
-@dataclass(frozen=True)
-class UsageSummary:
-    """What a robots.txt holds in usage lines, for stats and logs."""
-
-    content_usage: int = 0
-    content_signal: int = 0
-    invalid: int = 0
-    outside_group: int = 0  # file-wide lines (before any group), counted above too
-
-    @property
-    def stated(self) -> bool:
-        return bool(self.content_usage or self.content_signal)
-
-
-def summary(parsed: Parsed) -> UsageSummary:
-    rules = parsed.usage
-    if rules is None:
-        return UsageSummary()
-    return UsageSummary(rules.count(0), rules.count(1), rules.invalid, rules.outside)
-
-
-def _header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource | None:
+def _header_source(
+    vocabulary: Vocabulary, lines: Iterable[bytes | str]
+) -> UsageSource | None:
     """One header's field lines as one statement; None when there are none."""
     values = [
         line.encode("latin-1", "replace") if isinstance(line, str) else bytes(line)
@@ -341,10 +312,10 @@ def _header_source(field_name: str, lines: Iterable[bytes | str]) -> UsageSource
     joined = b", ".join(value for value in values if value)
     if not joined:
         return None
-    return _source(_BY_FIELD[field_name], joined, joined, HEADER)
+    return read_source(vocabulary, joined, joined, HEADER)
 
 
-def _source(
+def read_source(
     vocabulary: Vocabulary,
     value: bytes,
     preference: bytes,
@@ -352,6 +323,9 @@ def _source(
     line: int | None = None,
     path: bytes | None = None,
 ) -> UsageSource:
+    """A statement in ``vocabulary``: ``value`` as written (shown), ``preference``
+    the part of it read as a Dictionary (a robots.txt line's value without its
+    path, a header's whole value), where it came from."""
     states, members, error = read_statement(vocabulary, preference)
     return UsageSource(
         origin,
@@ -363,46 +337,3 @@ def _source(
         members,
         error,
     )
-
-
-def _lines(rules: UsageRules) -> tuple[Line, ...]:
-    """Every usage line of the file, read on the first query and measured."""
-    read = rules.read
-    if read is None:
-        firsts: dict[bytes, int] = {}
-        lines = []
-        for index, (number, kind, value) in enumerate(rules.lines()):
-            path, preference = split_value(kind, value)
-            vocabulary = _BY_FIELD[FIELDS[kind]]
-            source = _source(vocabulary, value, preference, ROBOTS_TXT, number, path)
-            pattern = _patterns.normalize_rfc9309(path) if path else path
-            lines.append(Line(pattern, firsts.setdefault(value, index), source))
-        # Set once, whole (88: the pair and its int): a thread measuring
-        # meanwhile sees the reserve.
-        found = tuple(lines)
-        read = rules.read = (found, 88 + deep_size([found], _SHARED))
-    return read[0]
-
-
-def for_url(
-    parsed: Parsed, standard: str, url: str, token: str, *, allowed: bool
-) -> UsagePreferences:
-    """The robots.txt part for ``url`` (``allowed``: its access verdict)."""
-    if not allowed:
-        return UsagePreferences.unknown(REASON_DISALLOWED)
-    rules = parsed.usage
-    if rules is None:
-        return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    lines = _lines(rules)
-    chosen = _query.select(rules, lines, parsed.all_agents, standard, token)
-    # File-wide lines speak with every group, and for a token no group names.
-    wide = lines[: rules.outside]
-    if chosen is None and not wide:
-        return UsagePreferences.unknown(REASON_NO_GROUP)
-    path = _patterns.path_rfc9309(_patterns.split_url(url))
-    found = _query.applying((wide, chosen or ()), path)
-    if found is None:
-        return UsagePreferences.unknown(REASON_TOO_COMPLEX)
-    reason = REASON_NO_STATEMENT if chosen is not None else REASON_NO_GROUP
-    sources = tuple(line.source for line in found)
-    return UsagePreferences.combine(REASON_RULES if sources else reason, sources)
