@@ -392,9 +392,8 @@ def _collect_usage(parsed: Parsed, reading: Reading) -> None:
     usage, notes = _usage_rules.collect(
         entries, every_record=parsed.standard != RFC9309
     )
-    for line, outside, detail in notes:
-        kind = Note.OUTSIDE_GROUP if outside else Note.USAGE_INVALID
-        reading.notes.add(line, kind, detail, USAGE_STAGE)
+    for line, detail in notes:
+        reading.notes.add(line, Note.USAGE_INVALID, detail, USAGE_STAGE)
     parsed.usage = usage
 
 

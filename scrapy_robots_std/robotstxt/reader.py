@@ -128,32 +128,47 @@ VALUE_STAGE = 7
 
 
 class Notes:
-    """Diagnostics while a body is read; at most :data:`MAX_NOTES` are kept."""
+    """Diagnostics while a body is read.  The first :data:`MAX_NOTES` in stage
+    order are kept: a note that cannot be among them is only counted, so an
+    HTML page served as robots.txt costs no text for its thousands of lines."""
 
-    __slots__ = ("dropped", "stages")
+    __slots__ = ("dropped", "kept", "stages")
 
     def __init__(self) -> None:
         self.stages: dict[int, list[tuple[int, int, str]]] = {}
+        self.kept = 0
         self.dropped = 0
+
+    def room(self, kind: Note, stage: int | None = None) -> int:
+        """How many more notes of ``kind`` (at ``stage``) can be kept."""
+        if kind is Note.BODY_CUT:
+            return 1  # always reported
+        stage = _STAGES[kind] if stage is None else stage
+        before = sum(len(found) for at, found in self.stages.items() if at <= stage)
+        return max(0, MAX_NOTES - before)
 
     def add(
         self, line: int, kind: Note, detail: str = "", stage: int | None = None
     ) -> None:
-        found = self.stages.setdefault(_STAGES[kind] if stage is None else stage, [])
-        if len(found) < MAX_NOTES:
-            found.append((line, kind, detail))
-        else:
-            self.dropped += 1  # never among the first MAX_NOTES
+        if self.kept >= MAX_NOTES and not self.room(kind, stage):
+            self.dropped += 1
+            return
+        stage = _STAGES[kind] if stage is None else stage
+        self.stages.setdefault(stage, []).append((line, kind, detail))
+        self.kept += 1
 
     def add_many(
         self, lines: list[int], kind: Note, details: list[str] | None = None
     ) -> None:
-        """:meth:`add` for many lines of one kind (and no detail, or one each)."""
-        found = self.stages.setdefault(_STAGES[kind], [])
-        room = max(0, MAX_NOTES - len(found))
+        """:meth:`add` for many lines of one kind (and no detail, or one each
+        for the first :meth:`room` of them)."""
+        room = self.room(kind)
         texts = repeat("") if details is None else details
-        found += list(zip(lines[:room], repeat(kind), texts))
-        self.dropped += max(0, len(lines) - room)
+        kept = list(zip(lines[:room], repeat(kind), texts))
+        if kept:
+            self.stages.setdefault(_STAGES[kind], []).extend(kept)
+        self.kept += len(kept)
+        self.dropped += len(lines) - len(kept)
 
     def text(self) -> str | None:
         """All notes kept in one string (a crawl keeps thousands of parsed
@@ -403,7 +418,9 @@ def _without_colon(
     numbers = list(compress(numbers, kept))
     details = [
         decode_text(raw.strip()) if key is _JUNK else key.written
-        for key, (raw, _) in zip(keys, pairs[:MAX_NOTES], strict=False)
+        for key, (raw, _) in zip(
+            keys, pairs[: notes.room(Note.MISSING_COLON)], strict=False
+        )
     ]
     notes.add_many(numbers, Note.MISSING_COLON, details)
     # Only spaces and tabs separate, but all ASCII whitespace is stripped.
@@ -443,7 +460,8 @@ def _note_keys(
     for kind, noted in ((Note.MISSPELLING, typos), (Note.UNKNOWN_FIELD, unknown)):
         found = list(compress(count(), map(noted.__contains__, map(id, keys))))
         details = [
-            _written(keys[at], lines[numbers[at] - 1]) for at in found[:MAX_NOTES]
+            _written(keys[at], lines[numbers[at] - 1])
+            for at in found[: notes.room(kind)]
         ]
         notes.add_many([numbers[at] for at in found], kind, details)
 

@@ -63,8 +63,9 @@ class Entry(NamedTuple):
 
 
 class Note(NamedTuple):
+    """An invalid usage value (a file-wide line gets no note)."""
+
     line: int
-    outside: bool  # always False now (file-wide lines get no note); parser.py reads it
     detail: str
 
 
@@ -304,7 +305,7 @@ def collect(
             f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
             f"({len(codes)}): every usage preference of this file is unknown"
         )
-        return rules, [Note(sorted(codes)[MAX_USAGE_LINES] >> 1, False, detail)]
+        return rules, [Note(sorted(codes)[MAX_USAGE_LINES] >> 1, detail)]
     bounds: list[int] = []
     ends = [found[3] for found in groups[1:]] + [len(codes) - len(wide)]
     for (first, last, has_rule, start), end in zip(groups, ends, strict=False):
@@ -335,4 +336,4 @@ def _check_values(rules: UsageRules, notes: list[Note]) -> None:
                 f"{field} value {shown!r} is not a structured-field"
                 f" Dictionary ({error}): every category unknown"
             )
-            notes.append(Note(number, False, detail))
+            notes.append(Note(number, detail))
