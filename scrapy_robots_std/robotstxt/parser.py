@@ -17,7 +17,7 @@ import re
 import sys
 from bisect import bisect_left, bisect_right
 from itertools import compress, count, repeat
-from operator import and_, is_
+from operator import and_, is_, is_not
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
@@ -368,8 +368,9 @@ def _tables(rfc9309: bool, found: _Columns) -> tuple[_Tables, list[tuple[int, in
     starts = found.starts
     ends = [*starts[1:], len(found.codes)] if starts else []
     codes, values = found.codes, found.values
-    if not (rfc9309 and b"/index.htm" in b"\n".join(values)):
-        tables.add(codes, values)  # no group gains entries: one pass
+    joined = b"\n".join(values)
+    if not (rfc9309 and b"/index.htm" in joined):
+        tables.add(codes, values, joined)  # no group gains entries: one pass
         return tables, list(zip(starts, ends, strict=True))
     spans = [
         tables.add(codes[start:end], values[start:end])
@@ -415,25 +416,27 @@ class _Tables:
         self.codes: list[int] = []
         self.written: dict[int, bytes] = {}
 
-    def add(self, codes: list[int], values: list[bytes]) -> tuple[int, int]:
-        """File one group's rules; its first entry and the entry after its last."""
+    def add(
+        self, codes: list[int], values: list[bytes], joined: bytes | None = None
+    ) -> tuple[int, int]:
+        """File one group's rules (``joined``: their values, one per line);
+        its first entry and the entry after its last."""
         start = len(self.patterns)
-        patterns, codes, values = self.columns(codes, values)
+        if joined is None:
+            joined = b"\n".join(values)
+        patterns, codes, values = self.columns(codes, values, joined)
         self.patterns += patterns
         self.codes += codes
-        if patterns is not values:
-            for entry, (value, pattern) in enumerate(
-                zip(values, patterns, strict=True), start
-            ):
-                if value is not pattern and value != pattern:
-                    self.written[entry] = value
+        if patterns is not values:  # normalising returns a value it keeps as is
+            for at in compress(count(), map(is_not, values, patterns)):
+                if values[at] != patterns[at]:
+                    self.written[start + at] = values[at]
         return start, len(self.patterns)
 
     def columns(
-        self, codes: list[int], values: list[bytes]
+        self, codes: list[int], values: list[bytes], joined: bytes
     ) -> tuple[list[bytes], list[int], list[bytes]]:
         """The group's patterns (normalised), codes and values as written."""
-        joined = b"\n".join(values)
         if joined.isascii() and joined.find(b"%") < 0:
             patterns = values
         else:

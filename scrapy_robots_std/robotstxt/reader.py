@@ -154,7 +154,7 @@ class Notes:
             self.dropped += 1
             return
         stage = _STAGES[kind] if stage is None else stage
-        self.stages.setdefault(stage, []).append((line, kind, detail))
+        self.stages.setdefault(stage, []).append((line, int(kind), detail))
         self.kept += 1
 
     def add_many(
@@ -164,7 +164,7 @@ class Notes:
         for the first :meth:`room` of them)."""
         room = self.room(kind)
         texts = repeat("") if details is None else details
-        kept = list(zip(lines[:room], repeat(kind), texts))
+        kept = list(zip(lines[:room], repeat(int(kind)), texts))  # an int formats fast
         if kept:
             self.stages.setdefault(_STAGES[kind], []).extend(kept)
         self.kept += len(kept)
