@@ -380,16 +380,13 @@ def _tables(rfc9309: bool, found: _Columns) -> tuple[_Tables, list[tuple[int, in
 
 
 def _collect_usage(parsed: Parsed, reading: Reading) -> None:
-    if parsed.standard == RFC9309:
-        entries = [
-            _usage_rules.Entry(line, _USAGE_ROLES[field], value)
-            for line, field, value in zip(
-                reading.numbers, reading.fields, reading.values, strict=True
-            )
-            if field in _USAGE_ROLES
-        ]
-    else:
-        entries = _usage_rules.entries_1994(reading.lines)
+    entries = [
+        _usage_rules.Entry(line, _USAGE_ROLES[field], value)
+        for line, field, value in zip(
+            reading.numbers, reading.fields, reading.values, strict=True
+        )
+        if field in _USAGE_ROLES
+    ]
     usage, notes = _usage_rules.collect(
         entries, every_record=parsed.standard != RFC9309
     )
@@ -404,6 +401,7 @@ _USAGE_ROLES = {
     Field.DISALLOW: _usage_rules.ACCESS,
     Field.CONTENT_USAGE: _usage_rules.CONTENT_USAGE,
     Field.CONTENT_SIGNAL: _usage_rules.CONTENT_SIGNAL,
+    Field.BLANK: _usage_rules.BLANK,  # 1994 only
 }
 
 

@@ -47,13 +47,6 @@ KIND_VOCABULARIES = (_vocab.AIPREF, _vocab.CONTENT_SIGNAL)
 #: 1 KiB and its value's length a few times, so a hostile file stays within bounds.
 MAX_USAGE_LINES = 64
 
-_1994_ROLES = {
-    b"user-agent": AGENT,
-    b"allow": ACCESS,
-    b"disallow": ACCESS,
-    b"content-usage": CONTENT_USAGE,
-    b"content-signal": CONTENT_SIGNAL,
-}
 
 
 class Entry(NamedTuple):
@@ -248,21 +241,6 @@ def reserve(values: Iterable[bytes]) -> int:
 
 
 # -- the lines, from the parser ----------------------------------------------------
-
-
-def entries_1994(lines: list[bytes]) -> list[Entry]:
-    """The group-shaping lines of a 1994 body, read as ``parse_1994`` reads them."""
-    found = []
-    for number, raw in enumerate(lines, 1):
-        content = raw.split(b"\x00", 1)[0]
-        if not content.strip():
-            found.append(Entry(number, BLANK, b""))
-            continue
-        raw_key, colon, value = content.split(b"#", 1)[0].strip().partition(b":")
-        role = _1994_ROLES.get(raw_key.strip().lower()) if colon else None
-        if role is not None:
-            found.append(Entry(number, role, value.strip()))
-    return found
 
 
 def collect(
