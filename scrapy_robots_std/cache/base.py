@@ -71,7 +71,7 @@ def robots_url_of(origin: str) -> str:
     return f"{scheme}://{host}{suffix}/robots.txt"
 
 
-# slots: no per-entry __dict__ (about 100 bytes less per cached origin). Three
+# slots: no per-entry __dict__ (about 100 bytes less per cached origin). Four
 # fields are kept in a smaller form than they are read in (see _kept_as below).
 @dataclass(frozen=True, slots=True)
 class CacheEntry:
@@ -126,7 +126,7 @@ class CacheEntry:
 
 # -- fields kept in a smaller form ------------------------------------------------------
 #
-# A cached origin's entry is one of the costs the cache's memory is made of. Three
+# A cached origin's entry is one of the costs the cache's memory is made of. Four
 # fields are stored in their slot in a smaller form and given back as documented: the
 # dataclass's __init__ (and so dataclasses.replace, pickling) sets them through
 # ``keep``, and every read (==, repr, hash included) goes through ``give``.
@@ -136,6 +136,9 @@ class CacheEntry:
 # * detail: one shared string per common text ("HTTP 200", "HTTP 404 means no
 #   restrictions"), not one per entry.
 # * body_sha256: the 32-byte digest rather than its 64-character hex text.
+# * body_bytes: below 4 GiB, four more bytes of the digest's slot (set just before,
+#   the fields' order), not an int object of 32 bytes (most bodies are over 256
+#   bytes, the largest of CPython's shared ints); its own slot then holds None.
 
 #: The slots the three fields are kept in (the dataclass's own member descriptors).
 _SLOTS: Final[dict[str, Any]] = {}
@@ -198,12 +201,32 @@ def _keep_sha256(entry: CacheEntry, hexdigest: str | None) -> bytes | str | None
 
 
 def _give_sha256(entry: CacheEntry, kept: bytes | str | None) -> str | None:
-    return kept.hex() if isinstance(kept, bytes) else kept
+    return kept[:_DIGEST_BYTES].hex() if isinstance(kept, bytes) else kept
+
+
+_DIGEST_BYTES: Final = 32
+
+
+def _keep_body_bytes(entry: CacheEntry, size: int | None) -> int | None:
+    digest = _SLOTS["body_sha256"].__get__(entry, CacheEntry)
+    if type(size) is int and 0 <= size < 1 << 32 and isinstance(digest, bytes):
+        digest = digest[:_DIGEST_BYTES] + size.to_bytes(4, "little")
+        _SLOTS["body_sha256"].__set__(entry, digest)
+        return None
+    return size
+
+
+def _give_body_bytes(entry: CacheEntry, kept: int | None) -> int | None:
+    digest = _SLOTS["body_sha256"].__get__(entry, CacheEntry)
+    if kept is None and isinstance(digest, bytes) and len(digest) > _DIGEST_BYTES:
+        return int.from_bytes(digest[_DIGEST_BYTES:], "little")
+    return kept
 
 
 _kept_as("robots_url", _keep_robots_url, _give_robots_url)
 _kept_as("detail", _keep_detail, _give_as_is)
 _kept_as("body_sha256", _keep_sha256, _give_sha256)
+_kept_as("body_bytes", _keep_body_bytes, _give_body_bytes)
 #: For memory walks (benchmarks/cache_memory.py): what the slots really hold.
 CacheEntry._kept_slots = _SLOTS  # type: ignore[attr-defined]
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from scrapy_robots_std.cache.base import CacheEntry
 
-__all__ = ["MemoryCache", "entry_bytes"]
+__all__ = ["SIZE_STEP", "MemoryCache", "entry_bytes"]
 
 #: Eviction looks at this many of the least recently used entries and drops the
 #: largest of them: recency first, and among the old ones size.
@@ -23,17 +23,22 @@ _EVICTION_WINDOW: Final = 8
 #: A CacheEntry with its times and body size and the cache's bookkeeping, before
 #: its strings and the parsed rules (measured on CPython 3.11, rounded up).
 _ENTRY_OVERHEAD: Final = 384
+#: Sizes are counted in steps of this many bytes, rounded up: the cache keeps one
+#: per entry, and a count of steps up to 256 (16 KiB, nearly every entry) is one of
+#: CPython's shared small ints, not an int object per cached origin.
+SIZE_STEP: Final = 64
 
 
 def entry_bytes(entry: CacheEntry) -> int:
     """What ``entry`` keeps in memory, as the byte bound counts it: the parsed rules'
-    own estimate (:meth:`RobotsTxt.memory_bytes`) and the entry's own strings."""
+    own estimate (:meth:`RobotsTxt.memory_bytes`) and the entry's own strings,
+    rounded up to a multiple of :data:`SIZE_STEP`."""
     size = _ENTRY_OVERHEAD + own_objects_bytes(entry)
     if entry.robots is not None:
         size += entry.robots.memory_bytes()
     if entry.tdm is not None:
         size += entry.tdm.memory_bytes()
-    return size
+    return -(-size // SIZE_STEP) * SIZE_STEP
 
 
 class MemoryCache:
@@ -58,7 +63,7 @@ class MemoryCache:
         self.max_origins = max_origins
         self.max_bytes = max_bytes
         self._entries: OrderedDict[str, CacheEntry] = OrderedDict()
-        self._sizes: dict[str, int] = {}
+        self._sizes: dict[str, int] = {}  # in steps (SIZE_STEP)
         #: the total of the entries' sizes now, and the most it has been
         self.total_bytes = 0
         self.peak_bytes = 0
@@ -88,9 +93,9 @@ class MemoryCache:
         """Store ``entry``; return how many entries it evicted. The body is for
         stores: the parsed entry is all this process needs."""
         origin = entry.origin
-        size = entry_bytes(entry)
-        self.total_bytes += size - self._sizes.get(origin, 0)
-        self._sizes[origin] = size
+        steps = entry_bytes(entry) // SIZE_STEP
+        self.total_bytes += (steps - self._sizes.get(origin, 0)) * SIZE_STEP
+        self._sizes[origin] = steps
         self._entries[origin] = entry
         self._entries.move_to_end(origin)
         evicted = 0
@@ -105,9 +110,9 @@ class MemoryCache:
         entry = self._entries.get(origin)
         if entry is None:
             return 0
-        size = entry_bytes(entry)
-        self.total_bytes += size - self._sizes[origin]
-        self._sizes[origin] = size
+        steps = entry_bytes(entry) // SIZE_STEP
+        self.total_bytes += (steps - self._sizes[origin]) * SIZE_STEP
+        self._sizes[origin] = steps
         return self._evict_bytes(origin)
 
     def _evict_bytes(self, keep: str) -> int:
@@ -129,7 +134,7 @@ class MemoryCache:
 
     def _drop(self, origin: str) -> None:
         del self._entries[origin]
-        self.total_bytes -= self._sizes.pop(origin)
+        self.total_bytes -= self._sizes.pop(origin) * SIZE_STEP
 
     def __len__(self) -> int:
         return len(self._entries)

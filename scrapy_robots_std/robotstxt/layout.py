@@ -1,25 +1,32 @@
-"""How a parsed file is stored: few objects, packed ints, named accessors.
+"""How a parsed file is stored: two objects, packed ints, named accessors.
 
-A crawl keeps one parsed file per origin, so a file is a handful of flat
-tables rather than an object per rule.  Every packed layout is written and
-read here only:
+A crawl keeps one parsed file per origin, so its rules are one ``bytes`` object
+and its groups another (:class:`Rules`, :class:`Groups` add methods, no storage):
+tables and texts as objects of their own cost ~250 bytes more per cached origin.
+Every packed layout is written and read here only:
 
 * a rule's **code**: ``line << LINE_SHIFT | spelling << 1 | allow`` while a
-  file is built; stored with the fewest bits the file's spellings need
-  (:class:`Rules`), in 16-bit ints when they fit;
+  file is built; stored with the fewest bits the file's spellings need, in the
+  fewest bytes that hold every code (:class:`Rules`);
 * a rule's **candidate**, the int that orders rules the way a standard
   decides: ``priority | allow | (LINE_MAX - line) | entry``;
-* a group's **bounds**, :data:`GROUP_STRIDE` numbers per group.
+* a group's **bounds**, :data:`_GROUP` in :class:`Groups`.
 
 A token's rules in match order are compiled from these by ``matcher.py``.
 """
 
 from __future__ import annotations
 
+import struct
 import sys
 from array import array
-from itertools import accumulate, repeat
+from bisect import bisect_left
+from itertools import accumulate, pairwise, repeat
 from operator import and_, lshift, or_, rshift
+from typing import TYPE_CHECKING, Literal, cast
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 # A 512,000-byte body has fewer than 2**19 lines; 2**12 key spellings per file.
 SPELLING_BITS = 12
@@ -60,65 +67,89 @@ def candidate_entry(value: int) -> int:
     return value & _ENTRY_MASK
 
 
-def _array(values: list[int]) -> array[int]:
-    top = max(values, default=0)
-    return array("H" if top <= 0xFFFF else "I", values)
+class _Packed(bytes):
+    """A packed table: ``bytes`` whose subclass adds methods, not storage."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[object, tuple[type[_Packed], bytes]]:
+        return bytes.__new__, (type(self), bytes(self))  # not through __new__
+
+    def size(self) -> int:
+        return sys.getsizeof(self)
 
 
-class Rules:
+#: A :class:`Rules`' tail: entries, values as written, code width << 1 | rfc9309, shift.
+_RULES_TAIL = struct.Struct("<IIBB")
+_CODE_FORMATS: dict[int, Literal["B", "H", "I"]] = {1: "B", 2: "H", 4: "I"}  # by width
+
+
+class Rules(_Packed):
     """Every rule entry of a file, in file order, group after group.
 
-    The patterns (normalised) are one ``bytes`` object, one per line: a pattern
-    holds no line break, and a compiled matcher reads them all at once
-    (:meth:`split`).  ``codes[i]`` is entry ``i``'s rule's code.  ``written``:
-    the entries whose value as written differs from the pattern (a sparse,
-    packed map).
+    The patterns (normalised) and the values as written that differ from them,
+    one per line (none holds a line break), first: a matcher splits them off at
+    once.  Then each entry's code (8, 16 or 32 bits), those values' entries.
     """
 
-    __slots__ = ("blob", "codes", "rfc9309", "shift", "written")
+    __slots__ = ()
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         patterns: list[bytes],
         codes: list[int],
         written: dict[int, bytes],
         rfc9309: bool,
         spellings: int,
-    ) -> None:
-        self.blob = b"\n".join(patterns)
+    ) -> Self:
         # Most files spell two keys: a code of line << 2 | spelling << 1 | allow.
         shift = 1 + max(1, (spellings - 1).bit_length())
         if shift != LINE_SHIFT:
             lines = map(rshift, codes, repeat(LINE_SHIFT))
             low = map(and_, codes, repeat((1 << LINE_SHIFT) - 1))
             codes = list(map(or_, map(lshift, lines, repeat(shift)), low))
-        self.codes = _array(codes)
-        self.shift = shift
-        self.written = _Sparse(written) if written else None
-        self.rfc9309 = rfc9309
+        top = max(codes, default=0)
+        table = array("B" if top <= 0xFF else "H" if top <= 0xFFFF else "I", codes)
+        keys = sorted(written)
+        flags = table.itemsize << 1 | rfc9309
+        tail = _RULES_TAIL.pack(len(table), len(keys), flags, shift)
+        tables = b"".join((table, array("I", keys), tail))
+        values = map(written.__getitem__, keys)
+        return super().__new__(cls, b"\n".join([*patterns, *values, tables]))
 
-    def __len__(self) -> int:
-        return len(self.codes)
+    def _tail(self) -> tuple[int, int, int, int]:
+        """The entries, the values as written kept, the flags and the code shift."""
+        tail = _RULES_TAIL.unpack_from(self, len(self) - _RULES_TAIL.size)
+        return cast("tuple[int, int, int, int]", tail)
 
-    def line(self, entry: int) -> int:
-        return self.codes[entry] >> self.shift
+    @property
+    def rfc9309(self) -> bool:
+        return self._tail()[2] & 1 == 1
 
-    def spelling(self, entry: int) -> int:
-        """The number of the key's spelling (``Parsed.spellings``)."""
-        return self.codes[entry] >> 1 & ((1 << self.shift - 1) - 1)
+    def codes(self) -> memoryview:
+        """``codes()[i]`` is entry ``i``'s rule's code."""
+        entries, kept, flags, _ = self._tail()
+        end, width = len(self) - _RULES_TAIL.size - 4 * kept, flags >> 1
+        return memoryview(self)[end - width * entries : end].cast(_CODE_FORMATS[width])
 
-    def allows(self, entry: int) -> bool:
-        return self.codes[entry] & 1 == 1
+    def fields(self, entry: int) -> tuple[int, int, bool]:
+        """Entry ``entry``'s line, key spelling (a number of ``Parsed.spellings``)
+        and whether it allows."""
+        code, shift = self.codes()[entry], self._tail()[3]
+        return code >> shift, code >> 1 & ((1 << shift - 1) - 1), code & 1 == 1
 
-    def split(self) -> list[bytes]:
+    def patterns(self) -> list[bytes]:
         """Every entry's pattern, in entry order."""
-        return self.blob.split(b"\n") if self.codes else []
+        entries = self._tail()[0]
+        found = bytes.split(self, b"\n", entries) if entries else []
+        del found[entries:]  # the rest: values as written, tables
+        return found
 
     def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
         """The candidate of each of ``entries`` (whose patterns are ``found``):
         rfc9309: longest pattern, then allow, then earliest line; 1994:
         earliest line (the first rule that matches)."""
-        codes, shift = self.codes, self.shift
+        codes, shift = self.codes(), self._tail()[3]
         lines = [
             (LINE_MAX - (codes[entry] >> shift)) << _ENTRY_BITS | entry
             for entry in entries
@@ -132,121 +163,93 @@ class Rules:
 
     def value(self, entry: int) -> bytes:
         """Entry ``entry``'s value as written in the file."""
-        written = self.written
-        found = None if written is None else written.get(entry)
-        return self.split()[entry] if found is None else found
-
-    def size(self) -> int:
-        size = sys.getsizeof(self) + sys.getsizeof(self.blob)
-        size += sys.getsizeof(self.codes)
-        if self.written is not None:
-            size += self.written.size()
-        return size
+        entries, kept, _, _ = self._tail()
+        end = len(self) - _RULES_TAIL.size
+        keys = memoryview(self)[end - 4 * kept : end].cast("I")
+        at = bisect_left(keys, entry)
+        line = entries + at if at < kept and keys[at] == entry else entry
+        return bytes.split(self, b"\n", entries + kept)[line]
 
 
 class Indexed:
-    """A file's rules with each pattern's place in the blob: a matcher of
-    thousands of rules reads one pattern at a time."""
+    """A file's rules with each pattern's place in the packed object: a matcher
+    of thousands of rules reads one pattern at a time."""
 
-    __slots__ = ("offsets", "rules")
+    __slots__ = ("codes", "offsets", "rfc9309", "rules", "shift")
 
     def __init__(self, rules: Rules, found: list[bytes]) -> None:
         self.rules = rules
-        self.offsets = array(
-            "I", accumulate([len(item) + 1 for item in found], initial=0)
-        )
+        self.codes = rules.codes()
+        self.shift = rules._tail()[3]
+        self.rfc9309 = rules.rfc9309
+        lengths = [len(item) + 1 for item in found]
+        self.offsets = array("I", accumulate(lengths, initial=0))
 
     def pattern(self, entry: int) -> bytes:
         offsets = self.offsets
-        return self.rules.blob[offsets[entry] : offsets[entry + 1] - 1]
+        return self.rules[offsets[entry] : offsets[entry + 1] - 1]
 
     def candidate(self, entry: int) -> int:
         """:meth:`Rules.candidates` of one entry (a compact matcher reads them one
         at a time)."""
-        rules, offsets = self.rules, self.offsets
-        code = rules.codes[entry]
-        line = (LINE_MAX - (code >> rules.shift)) << _ENTRY_BITS | entry
-        if not rules.rfc9309:
+        code = self.codes[entry]
+        line = (LINE_MAX - (code >> self.shift)) << _ENTRY_BITS | entry
+        if not self.rfc9309:
             return line
+        offsets = self.offsets
         length = offsets[entry + 1] - offsets[entry] - 1
         return length << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
 
-    def size(self) -> int:
-        return sys.getsizeof(self) + sys.getsizeof(self.offsets)
+    def size(self) -> int:  # and the codes' view, with the buffer it shares
+        return sys.getsizeof(self) + sys.getsizeof(self.offsets) + 400
 
 
-class _Sparse:
-    """A few entries' byte strings, packed: sorted keys, one blob, offsets."""
-
-    __slots__ = ("blob", "keys", "offsets")
-
-    def __init__(self, items: dict[int, bytes]) -> None:
-        keys = sorted(items)
-        values = [items[key] for key in keys]
-        self.keys = array("I", keys)
-        self.blob = b"".join(values)
-        self.offsets = array("I", accumulate(map(len, values), initial=0))
-
-    def get(self, key: int) -> bytes | None:
-        from bisect import bisect_left
-
-        at = bisect_left(self.keys, key)
-        if at == len(self.keys) or self.keys[at] != key:
-            return None
-        return self.blob[self.offsets[at] : self.offsets[at + 1]]
-
-    def size(self) -> int:
-        return sum(map(sys.getsizeof, (self, self.keys, self.blob, self.offsets)))
+#: A group's bounds in :class:`Groups`: where its user-agent values start and
+#: end in the packed object, its first entry, the entry after its last, and
+#: whether it has rule lines (1994: a record without them names nobody).
+_GROUP = struct.Struct("<5I")
+_COUNT = struct.Struct("<I")  # the number of groups, first
+_Span = tuple[int, int, bool]  # a group's first entry, the one after its last, rules?
 
 
-#: Numbers per group in :class:`Groups` bounds: where its agents end in the
-#: agent text, its first entry, the entry after its last, and whether it has rule
-#: lines (1994: a record without them names nobody).
-GROUP_STRIDE = 4
+class Groups(_Packed):
+    """Every group's bounds (:data:`_GROUP`), then user-agent values, one per line."""
 
+    __slots__ = ()
 
-class Groups:
-    """Every group's user-agent values (one string) and bounds (one array)."""
+    def __new__(cls, agents: list[list[str]], spans: list[_Span]) -> Self:
+        texts = ["".join(agent + "\n" for agent in group).encode() for group in agents]
+        start = _COUNT.size + _GROUP.size * len(texts)
+        ends = pairwise(accumulate(map(len, texts), initial=start))
+        rows = zip(ends, spans, strict=True)
+        # A group's bounds: (start, end) of its agents, then (first, stop, has_rules).
+        bounds = array("I", [n for agent, span in rows for n in (*agent, *span)])
+        return super().__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, *texts)))
 
-    __slots__ = ("agent_text", "bounds")
+    @property
+    def number(self) -> int:
+        """How many groups the file has."""
+        return int.from_bytes(self[: _COUNT.size], "little")
 
-    def __init__(
-        self, agents: list[list[str]], spans: list[tuple[int, int, bool]]
-    ) -> None:
-        texts = ["".join(value + "\n" for value in values) for values in agents]
-        self.agent_text = "".join(texts)
-        ends = accumulate(map(len, texts))
-        self.bounds = _array(
-            [
-                number
-                for end, (start, stop, has_rules) in zip(ends, spans, strict=True)
-                for number in (end, start, stop, has_rules)
-            ]
-        )
+    @property
+    def agent_text(self) -> str:
+        """Every user-agent value, in file order, each ended by a line break."""
+        return self[_COUNT.size + _GROUP.size * self.number :].decode()
 
-    def __len__(self) -> int:
-        return len(self.bounds) // GROUP_STRIDE
+    def _bounds(self, group: int) -> tuple[int, ...]:
+        return _GROUP.unpack_from(self, _COUNT.size + _GROUP.size * group)
 
     def agents(self, group: int) -> tuple[str, ...]:
-        at = GROUP_STRIDE * group
-        start = self.bounds[at - GROUP_STRIDE] if group else 0
-        return tuple(self.agent_text[start : self.bounds[at] - 1].split("\n"))
+        start, end, _, _, _ = self._bounds(group)
+        return tuple(self[start : end - 1].decode().split("\n"))
 
     def entries(self, group: int) -> range:
         """The group's rule entries (one run of the file's :class:`Rules`)."""
-        at = GROUP_STRIDE * group
-        return range(self.bounds[at + 1], self.bounds[at + 2])
+        return range(*self._bounds(group)[2:4])
 
     def has_rules(self, group: int) -> bool:
-        return self.bounds[GROUP_STRIDE * group + 3] == 1
+        return self._bounds(group)[4] == 1
 
     def group_of(self, entry: int) -> int:
         """The group that holds ``entry`` (each group's entries are one run)."""
-        return next(group for group in range(len(self)) if entry in self.entries(group))
-
-    def size(self) -> int:
-        return (
-            sys.getsizeof(self)
-            + sys.getsizeof(self.agent_text)
-            + sys.getsizeof(self.bounds)
-        )
+        return next(g for g in range(self.number) if entry in self.entries(g))

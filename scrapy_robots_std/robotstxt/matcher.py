@@ -95,7 +95,7 @@ def compile_rules(
     entries = [entry for span in spans for entry in span]
     if not entries:
         return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
-    every = rules.split()
+    every = rules.patterns()
     found = [every[entry] for entry in entries]
     candidates = rules.candidates(entries, found)
     prefixes, chain, rooted = _match_order(rules.rfc9309, found, candidates)

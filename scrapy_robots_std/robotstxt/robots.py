@@ -279,20 +279,17 @@ class RobotsTxt:
         return RobotsTxt, (self._parsed, self.standard)
 
     def __repr__(self) -> str:
-        return f"<RobotsTxt standard={self.standard} groups={len(self._parsed.groups)}>"
+        groups = self._parsed.groups.number
+        return f"<RobotsTxt standard={self.standard} groups={groups}>"
 
     # -- machinery --------------------------------------------------------------
 
     def _rule(self, entry: int) -> Rule:
         parsed = self._parsed
-        rules = parsed.rules
-        return Rule(
-            line=rules.line(entry),
-            directive=parsed.spellings[rules.spelling(entry)],
-            pattern=decode_text(rules.value(entry)),
-            allow=rules.allows(entry),
-            agents=parsed.groups.agents(parsed.groups.group_of(entry)),
-        )
+        line, spelling, allow = parsed.rules.fields(entry)
+        pattern = decode_text(parsed.rules.value(entry))
+        agents = parsed.groups.agents(parsed.groups.group_of(entry))
+        return Rule(line, parsed.spellings[spelling], pattern, allow, agents)
 
     def _matcher_for(self, token: str) -> Matcher:
         """``token``'s matcher: its groups selected (and remembered as the last
@@ -338,7 +335,7 @@ class RobotsTxt:
         rfc9309 = self.standard == RFC9309
         agents = [
             groups.agents(number) if rfc9309 or groups.has_rules(number) else ()
-            for number in range(len(groups))
+            for number in range(groups.number)
         ]
         found = _groups.select(agents, name, self.standard)
         # Most selections are one of the first groups: one shared tuple each,
