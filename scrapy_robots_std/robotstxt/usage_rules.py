@@ -48,7 +48,6 @@ KIND_VOCABULARIES = (_vocab.AIPREF, _vocab.CONTENT_SIGNAL)
 MAX_USAGE_LINES = 64
 
 
-
 class Entry(NamedTuple):
     line: int
     role: int
