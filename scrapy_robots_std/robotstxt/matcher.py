@@ -11,13 +11,14 @@ first check for a token compiles the rules of the token's groups into a
   short walk;
 * the **rooted** run: the wildcard patterns whose literal prefix is ``""`` or
   ``"/"`` (they would start every chain), best candidate first, tried until one
-  matches or none left can win.
+  matches or none left can win; one whose *needle* (a longest piece) the path
+  does not hold is passed over.
 
 Every wildcard pattern tried is charged to one budget of work (``patterns.Budget``).
-Up to :data:`HOT_ENTRIES` entries a matcher holds ``bytes`` objects (the search runs
-in C); a larger one reads the file's own tables. Compiled matchers are held within
-:data:`RING_BYTES` process-wide (:class:`Ring`), so a cached origin that is not
-being crawled keeps only what the parse made.  See docs/design.md.
+Up to :data:`HOT_ENTRIES` entries a matcher holds ``bytes`` objects (the search and
+the needles run in C); a larger one reads the file's own tables. Compiled matchers
+are held within :data:`RING_BYTES` process-wide (:class:`Ring`), so a cached origin
+that is not being crawled keeps only what the parse made.  See docs/design.md.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
+from itertools import compress
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from scrapy_robots_std.robotstxt import patterns as _patterns
@@ -80,7 +82,7 @@ class Matcher:
     ) -> None:
         self.groups = groups  # the group numbers it was compiled from
         self.prefixes, self.patterns, self.candidates, self.links = chain
-        # The rooted run, and each pattern's longest piece (see _best_first).
+        # The rooted run, and each pattern's needle (see _needle).
         self.rooted, self.rooted_candidates, self.needles = rooted
         # The work a quick reject costs per unit of the path it searched: none
         # while the rejects are bounded by HOT_ENTRIES searches in C.
@@ -98,29 +100,28 @@ def compile_rules(
     every = rules.patterns()
     found = [every[entry] for entry in entries]
     candidates = rules.candidates(entries, found)
-    prefixes, chain, rooted = _match_order(rules.rfc9309, found, candidates)
-    chain_prefixes = [prefixes[at] for at in chain]
-    links = _links(chain_prefixes)
+    prefixes, order, rooted = _match_order(rules.rfc9309, found, candidates)
+    chained = tuple([prefixes[at] for at in order])
+    links = _links(chained)
     if len(entries) > HOT_ENTRIES:
         return _compact(
             Indexed(rules, every),
             groups,
-            (array("i", [entries[at] for at in chain]), links),
+            (array("i", [entries[at] for at in order]), links),
             array("i", [entries[at] for at in rooted]),
         )
     rooted_patterns = tuple([found[at] for at in rooted])
-    chain_links: Column[int] = () if links is None else array("h", links)
     return Matcher(
         groups,
         (
-            tuple(chain_prefixes),
-            tuple([found[at] for at in chain]),
-            array("q", [candidates[at] for at in chain]),
-            chain_links,
+            chained,
+            chained if prefixes is found else tuple([found[at] for at in order]),
+            array("q", [candidates[at] for at in order]),
+            () if links is None else array("h", links),
         ),
         (
             rooted_patterns,
-            array("q", [candidates[at] for at in rooted]),
+            array("q", [candidates[at] for at in rooted]) if rooted else (),
             tuple(map(_needle, rooted_patterns)),
         ),
         80 * len(entries) + sum(map(len, found)) + 600,
@@ -130,9 +131,9 @@ def compile_rules(
 def _match_order(
     rfc9309: bool, found: list[bytes], candidates: list[int]
 ) -> tuple[list[bytes], list[int], list[int]]:
-    """Each pattern's literal prefix; the positions of the chain, sorted by
-    prefix, and of the rooted run, best candidate first."""
-    chain = list(range(len(found)))
+    """Each pattern's literal prefix (``found`` itself when the chain holds
+    no special pattern); the positions of the chain, sorted by prefix, and of
+    the rooted run, best candidate first."""
     rooted: list[int] = []
     prefixes = found  # 1994 has no special characters: every pattern is a prefix
     joined = b"\n".join(found)
@@ -140,25 +141,27 @@ def _match_order(
         special = [
             at
             for at, pattern in enumerate(found)
-            if b"*" in pattern or pattern[-1:] == b"$"
+            if pattern.find(b"*") >= 0 or pattern[-1:] == b"$"
         ]
         prefixes = found[:]
         for at in special:
             prefixes[at] = _patterns.literal_prefix(found[at])
         rooted = [at for at in special if prefixes[at] in _ROOTS]
-        if rooted:
-            chain = sorted(set(chain).difference(rooted))
-    chain.sort(key=prefixes.__getitem__)
+        if len(rooted) == len(special):
+            prefixes = found  # the chain's patterns are their own prefixes
+    chain: Iterable[int] = range(len(found))
+    if rooted:
+        chain = sorted(set(chain).difference(rooted))  # in file order
     rooted.sort(key=candidates.__getitem__, reverse=True)
-    return prefixes, chain, rooted
+    return prefixes, sorted(chain, key=prefixes.__getitem__), rooted
 
 
-def _needle(pattern: bytes) -> bytes:
-    """The longer of a wildcard pattern's first and last pieces after its literal
-    prefix: a path it matches holds it (a compact matcher takes it at every test)."""
-    pieces = pattern.removesuffix(b"$").split(b"*", 2)
-    last = pieces[-1].rpartition(b"*")[2]
-    return max(pieces[min(1, len(pieces) - 1)], last, key=len)
+def _needle(pattern: bytes, pieces: int = 16) -> bytes:
+    """The longest of a wildcard pattern's first ``pieces`` pieces after its
+    literal prefix and its last piece: a path it matches holds it.  (A compact
+    matcher takes it at every test, of 2 pieces; 16 bound a hot one's compile.)"""
+    parts = pattern.removesuffix(b"$").split(b"*", pieces)
+    return max([*parts[1:-1], parts[-1].rpartition(b"*")[2]], key=len)
 
 
 def _compact(
@@ -194,7 +197,7 @@ def _prefix(rules: Indexed, entry: int) -> bytes:
 
 
 def _needle_of(rules: Indexed, entry: int) -> bytes:
-    return _needle(rules.pattern(entry))
+    return _needle(rules.pattern(entry), 2)
 
 
 class _View(Generic[_T_co]):
@@ -217,23 +220,20 @@ class _View(Generic[_T_co]):
         return self.read(self.rules, self.order[at])
 
 
-def _links(prefixes: list[bytes]) -> list[int] | None:
+def _links(prefixes: tuple[bytes, ...]) -> list[int] | None:
     """For each sorted prefix, the nearest one before it that starts it (equal
-    ones included), or -1; None when no prefix starts its neighbour (no links).
-
-    That one is on the chain of links of the prefix just before.
-    """
+    ones included; it is on the chain of links of the prefix just before), or
+    -1; None when no prefix starts its neighbour (no links)."""
     count = len(prefixes)
     if count < 2 or not any(map(bytes.startswith, prefixes[1:], prefixes)):
         return None
     links = [-1] * count
     for index in range(1, count):
-        prefix = prefixes[index]
-        link = index - 1
+        prefix, link = prefixes[index], index - 1
         while link >= 0 and not prefix.startswith(prefixes[link]):
             link = links[link]
         links[index] = link
-    return links if links.count(-1) < count else None
+    return links
 
 
 # -- the one best-match loop ---------------------------------------------------------
@@ -243,16 +243,9 @@ def best_match(matcher: Matcher, path: bytes) -> int:
     """The deciding candidate for ``path``: :data:`NO_MATCH` when no rule
     matches, :data:`TOO_COMPLEX` when the wildcard patterns need more work than
     :func:`~scrapy_robots_std.robotstxt.patterns.work_budget` allows."""
-    budget = _patterns.Budget(len(path))
-    best = _on_chain(matcher, path, budget) if matcher.prefixes else NO_MATCH
-    if matcher.rooted and best != TOO_COMPLEX:
-        best = _best_first(matcher, path, best, budget)
-    return best
-
-
-def _on_chain(matcher: Matcher, path: bytes, budget: _patterns.Budget) -> int:
-    prefixes, links = matcher.prefixes, matcher.links
+    budget = None
     best = NO_MATCH
+    prefixes, links = matcher.prefixes, matcher.links
     at = bisect_right(prefixes, path) - 1
     while at >= 0:
         prefix = prefixes[at]
@@ -260,37 +253,44 @@ def _on_chain(matcher: Matcher, path: bytes, budget: _patterns.Budget) -> int:
             found = matcher.candidates[at]
             if found > best:
                 pattern = matcher.patterns[at]
-                if pattern is prefix or _matches(path, pattern, budget):
+                if pattern is prefix:
                     best = found
-                if budget.left < 0:
-                    return TOO_COMPLEX
+                else:
+                    budget = budget or _patterns.Budget(len(path))
+                    if _matches(path, pattern, budget):
+                        best = found
+                    if budget.left < 0:
+                        return TOO_COMPLEX
         at = links[at] if links else -1
+    if matcher.rooted:
+        return _best_first(matcher, path, best, budget)
     return best
 
 
 def _best_first(
-    matcher: Matcher, path: bytes, best: int, budget: _patterns.Budget
+    matcher: Matcher, path: bytes, best: int, budget: _patterns.Budget | None
 ) -> int:
     """The rooted run, best candidate first: the first pattern that matches
     decides; one that cannot beat ``best`` ends the run.  A pattern whose
-    longest piece is not in the path is passed over: a quick reject, charged as
-    the search of the path it is in a matcher past HOT_ENTRIES only."""
-    rooted, candidates, needles = (
-        matcher.rooted,
-        matcher.rooted_candidates,
-        matcher.needles,
-    )
+    needle is not in the path is passed over: a quick reject, in C in a matcher
+    of at most HOT_ENTRIES, else charged as the search of the path it is."""
+    needles = matcher.needles
     reject = matcher.reject * (1 + len(path) // _patterns.SCANNED_BYTES_PER_WORK)
-    for at in range(len(rooted)):
-        found = candidates[at]
+    tried: Iterable[int] = range(len(needles))
+    if isinstance(needles, tuple):  # only those whose needle the path holds, in C
+        tried = compress(tried, map(path.count, needles))
+    for at in tried:
+        found = matcher.rooted_candidates[at]
         if found <= best:
             break
-        if needles[at] in path:
-            if _matches(path, rooted[at], budget):
+        budget = budget or _patterns.Budget(len(path))
+        # bytes.find: ``in`` on bytes raises (and clears) an exception.
+        if not reject or path.find(needles[at]) >= 0:
+            if _matches(path, matcher.rooted[at], budget):
                 return found
             if budget.left < 0:
                 return TOO_COMPLEX
-        elif reject and budget.take(reject):
+        elif budget.take(reject):
             return TOO_COMPLEX
     return best
 
