@@ -49,7 +49,6 @@ class Field(IntEnum):
     CONTENT_SIGNAL = 7
     UNKNOWN = 8
     BLANK = 9  # 1994: a blank line ends the record
-    NO_KEY = 10  # a colon inside a comment: read again as "key value"
 
 
 class Note(IntEnum):
