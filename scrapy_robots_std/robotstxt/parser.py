@@ -262,8 +262,9 @@ def _build_rfc9309(reading: Reading) -> Parsed:
     starts: list[int] = []
     before = -1
     for at in agents:
-        if bisect_left(rule_lines, at) != before:
-            before = bisect_left(rule_lines, at)
+        rules_before = bisect_left(rule_lines, at)
+        if rules_before != before:
+            before = rules_before
             starts.append(at)
             found.agents.append([])
         found.agents[-1].append(values[at])
