@@ -163,8 +163,7 @@ def serve_site(server: HostileServer) -> dict[str, str]:
     }
     for path in ("/h1", "/h2", "/m1", "/p1", "/x1"):
         routes[path] = Reply(200, HTML, html())
-    for path, reply in routes.items():
-        server.add_route(path, reply)
+    server.add_routes(routes)
     return {path: server.url(path) for path in routes}
 
 
@@ -329,8 +328,7 @@ async def test_tag_exposes_each_source_and_counts_each_directive(
             200, {"Content-Type": "text/plain"}, html(head=meta("robots", "noindex"))
         ),
     }
-    for path, reply in routes.items():
-        hostile.add_route(path, reply)
+    hostile.add_routes(routes)
     result = await run_crawl(
         [hostile.url(path) for path in routes],
         settings(ROBOTS_STD_PAGE_DIRECTIVES="tag"),
@@ -512,8 +510,7 @@ def serve_ai(server: HostileServer) -> dict[str, str]:
         "/ai-other": Reply(200, {**HTML, "X-Robots-Tag": "otherbot: noai"}, html()),
         "/plain": Reply(200, HTML, html()),
     }
-    for path, reply in routes.items():
-        server.add_route(path, reply)
+    server.add_routes(routes)
     return {path: server.url(path) for path in routes}
 
 
@@ -677,8 +674,7 @@ async def test_hostile_pages_give_a_bounded_answer_and_no_traceback(
     hostile: HostileServer,
 ) -> None:
     hostile.add_route("/robots.txt", Reply(200, {}, ROBOTS))
-    for path, reply in HOSTILE.items():
-        hostile.add_route(path, reply)
+    hostile.add_routes(HOSTILE)
     hostile.add_route("/never", Reply(200, HTML, html()))
     hostile.add_route("/followed", Reply(200, HTML, html()))
     result = await run_crawl(

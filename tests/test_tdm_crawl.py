@@ -62,8 +62,7 @@ def serve_site(server: HostileServer, robots: bytes = ROBOTS) -> dict[str, str]:
         ),
         "/plain": Reply(200, HTML, html()),
     }
-    for path, reply in routes.items():
-        server.add_route(path, reply)
+    server.add_routes(routes)
     return {path: server.url(path) for path in routes}
 
 
@@ -347,8 +346,7 @@ async def test_hostile_responses_give_a_bounded_answer_and_no_traceback(
     hostile: HostileServer,
 ) -> None:
     hostile.add_route("/robots.txt", Reply(200, {}, ROBOTS))
-    for path, reply in HOSTILE.items():
-        hostile.add_route(path, reply)
+    hostile.add_routes(HOSTILE)
     result = await run_crawl(
         [hostile.url(path) for path in HOSTILE],
         settings(**DROP, ROBOTS_STD_USAGE_PURPOSE="train-ai"),
@@ -440,8 +438,7 @@ async def test_100_kb_header_values_of_each_response_source_give_bounded_drops(
     hostile: HostileServer,
 ) -> None:
     hostile.add_route("/robots.txt", Reply(200, {}, ROBOTS))
-    for path, reply in WIDE.items():
-        hostile.add_route(path, reply)
+    hostile.add_routes(WIDE)
     result = await run_crawl(
         [hostile.url(path) for path in WIDE],
         settings(

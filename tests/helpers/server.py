@@ -613,6 +613,11 @@ class HostileServer:
             self._routes[key] = behaviour
             self._counts.pop(key, None)
 
+    def add_routes(self, routes: Mapping[str, Behaviour]) -> None:
+        """:meth:`add_route` for each ``path: behaviour`` of ``routes``."""
+        for path, behaviour in routes.items():
+            self.add_route(path, behaviour)
+
     @property
     def requests(self) -> list[RequestRecord]:
         """Every request since the last :meth:`set_routes`, in arrival order."""
