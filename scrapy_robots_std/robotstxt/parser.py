@@ -186,7 +186,7 @@ class _Columns:
         self.codes: list[int] = []
         self.values: list[bytes] = []
         self.spellings = {"Disallow": 0, "Allow": 1}
-        self.extras: dict[int, list[float | RequestRate | None]] = {}
+        self.extras: dict[int, Extras] = {}  # groups with a usable value
         self.sitemaps: list[str] = []
         self.values_outside: list[tuple[int, str]] = []
         self.usage = False
@@ -218,14 +218,15 @@ class _Columns:
             # Noted at the end, and only when the file has groups at all.
             self.values_outside.append((line, key.written))
             return
-        extras = self.extras.setdefault(group, [None, None])
-        slot = 0 if field is Field.CRAWL_DELAY else 1
-        found = parse_delay(value) if slot == 0 else parse_rate(value)
+        delay, rate = self.extras.get(group, (None, None))
+        found = parse_delay(value) if field is Field.CRAWL_DELAY else parse_rate(value)
         if found is None:
             detail = f"{key.written} value {decode_text(value)!r}"
             notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
-        elif extras[slot] is None:
-            extras[slot] = found  # the first usable value counts
+        elif isinstance(found, RequestRate):  # the first usable value counts
+            self.extras[group] = (delay, rate or found)
+        elif delay is None:
+            self.extras[group] = (found, rate)
 
 
 _RULE_AT_MOST = int(Field.ALLOW)  # Disallow and Allow: the fields at or below
@@ -345,11 +346,7 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
     if spellings == _CANONICAL_SPELLINGS:
         spellings = _CANONICAL_SPELLINGS
     parsed = Parsed(standard, groups, rules.rules(len(spellings)), spellings)
-    parsed.extras = {
-        group: (delay, rate)  # type: ignore[misc]
-        for group, (delay, rate) in found.extras.items()
-        if delay is not None or rate is not None
-    } or None
+    parsed.extras = found.extras or None
     parsed.sitemap_text = "\n".join(found.sitemaps) if found.sitemaps else None
     parsed.truncated = reading.truncated
     if found.usage:
