@@ -224,14 +224,13 @@ class Key(NamedTuple):
 
 
 class Reading(NamedTuple):
-    """The events of a body as three columns (no object per line: a body has
+    """The events of a body as columns (no object per line: a body has
     thousands of lines, and the garbage collector would chase each one)."""
 
     numbers: list[int]
     keys: list[Key]
     values: list[bytes]
-    fields: list[Field]
-    lines: list[bytes]
+    fields: list[Field]  # each key's field, for whole-list passes
     notes: Notes
     truncated: bool
 
@@ -384,7 +383,7 @@ def read_rfc9309(body: bytes) -> Reading:
     fields = list(map(_FIELD, keys))
     if Field.UNKNOWN in fields or any(map(_TYPO, keys)):
         _note_keys(numbers, keys, lines, notes)
-    return Reading(numbers, keys, values, fields, lines, notes, truncated)
+    return Reading(numbers, keys, values, fields, notes, truncated)
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -518,4 +517,4 @@ def read_1994(body: bytes) -> Reading:
         keys.append(Key(field, written))
         values.append(value.strip())
     fields = list(map(_FIELD, keys))
-    return Reading(numbers, keys, values, fields, lines, notes, truncated)
+    return Reading(numbers, keys, values, fields, notes, truncated)
