@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 import re
 import sys
-from bisect import bisect_left, bisect_right
-from itertools import compress, count, repeat
-from operator import and_, is_, is_not
+from itertools import compress, count
+from operator import is_not
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt import usage_rules as _usage_rules
@@ -27,7 +26,6 @@ from scrapy_robots_std.robotstxt.layout import (
     Rules,
     rule_code,
     with_line,
-    with_lines,
 )
 from scrapy_robots_std.robotstxt.patterns import (
     index_html_directory,
@@ -229,7 +227,6 @@ class _Columns:
             self.extras[group] = (found, rate)
 
 
-_RULE_AT_MOST = int(Field.ALLOW)  # Disallow and Allow: the fields at or below
 _OTHER_FIELDS = frozenset(
     (
         Field.SITEMAP,
@@ -241,97 +238,44 @@ _OTHER_FIELDS = frozenset(
 )
 
 
-def _build_rfc9309(reading: Reading) -> Parsed:
-    """rfc9309 (RFC 9309 2.1, as the reference groups lines): whole-list
-    passes over the event columns (a Python step per line is most of a
-    parse); only user-agent lines and the rare other fields are visited one
-    by one."""
-    numbers, keys, values, fields = (
-        reading.numbers,
-        reading.keys,
-        reading.values,
-        reading.fields,
-    )
-    found = _Columns()
-    is_rule = list(map(_RULE_AT_MOST.__ge__, fields))
-    rule_lines = list(compress(count(), is_rule))
-    agents = list(compress(count(), map(is_, fields, repeat(Field.USER_AGENT))))
-    first = agents[0] if agents else len(fields)
-    for at in rule_lines[: bisect_left(rule_lines, first)]:
-        reading.notes.add(numbers[at], Note.OUTSIDE_GROUP, keys[at].written)
-    # A user-agent line after a rule line opens the next group.
-    starts: list[int] = []
-    before = -1
-    for at in agents:
-        rules_before = bisect_left(rule_lines, at)
-        if rules_before != before:
-            before = rules_before
-            starts.append(at)
-            found.agents.append([])
-        found.agents[-1].append(values[at])
-    ends = [*starts[1:], len(fields)] if starts else []
-    found.has_rules = [
-        bisect_left(rule_lines, end) > bisect_left(rule_lines, start)
-        for start, end in zip(starts, ends, strict=True)
-    ]
-    # Every rule line with a pattern, from the first group on, in file order.
-    with_value = map(and_, is_rule[first:], map(bool, values[first:]))
-    rules = list(compress(range(first, len(fields)), with_value))
-    rule_keys = list(map(keys.__getitem__, rules))
-    distinct = dict(zip(map(id, rule_keys), rule_keys, strict=True))
-    code_of = {ident: found.code(key) for ident, key in distinct.items()}
-    found.codes = with_lines(
-        list(map(code_of.__getitem__, map(id, rule_keys))),
-        list(map(numbers.__getitem__, rules)),
-    )
-    found.values = list(map(values.__getitem__, rules))
-    found.starts = [bisect_left(rules, start) for start in starts]
-    for at in compress(count(), map(_OTHER_FIELDS.__contains__, fields)):
-        group = bisect_right(starts, at) - 1
-        found.other(group, numbers[at], keys[at], values[at], reading.notes)
-    return _assemble(RFC9309, reading, found)
+def _build(standard: str, reading: Reading) -> Parsed:
+    """Events -> groups, line by line, for both standards.
 
-
-class _Builder1994:
-    """1994: a record is user-agent lines then rule lines, ended by a blank
-    line or by a user-agent line after a rule line; read line by line."""
-
-    def __init__(self, reading: Reading) -> None:
-        self.reading = reading
-        self.found = _Columns()
-        self.open = False  # inside a record
-        self.rules_seen = False  # the open record has a rule line
-
-    def build(self) -> Parsed:
-        found, notes = self.found, self.reading.notes
-        codes: dict[Key, int] = {}  # each distinct rule key's code, line 0
-        reading = self.reading
-        for line, key, value, field in zip(
-            reading.numbers, reading.keys, reading.values, reading.fields, strict=True
-        ):
-            if field <= Field.ALLOW:
-                if not self.open:
-                    notes.add(line, Note.OUTSIDE_GROUP, key.written, 1)  # line order
-                    continue
-                self.rules_seen = found.has_rules[-1] = True
-                if value:  # an empty pattern never decides
-                    code = codes.get(key)
-                    if code is None:
-                        code = codes[key] = found.code(key)
-                    found.codes.append(with_line(code, line))
-                    found.values.append(value)
-            elif field is Field.USER_AGENT:
-                if not self.open or self.rules_seen:
-                    self.open, self.rules_seen = True, False
-                    found.agents.append([])
-                    found.starts.append(len(found.codes))
-                    found.has_rules.append(False)
-                found.agents[-1].append(value)
-            elif field is Field.BLANK:
-                self.open = False
-            elif field in _OTHER_FIELDS:
-                found.other(len(found.agents) - 1, line, key, value, notes)
-        return _assemble(STD1994, reading, found)
+    User-agent lines open a group (1994: a record), which a user-agent line
+    after a rule line ends (RFC 9309 2.1); in 1994 a blank line ends it too
+    (the rfc9309 reader emits none).  Rule lines outside a group are ignored.
+    """
+    found, notes = _Columns(), reading.notes
+    outside_stage = 1 if standard == STD1994 else None  # 1994 notes in line order
+    codes: dict[str, int] = {}  # each rule key spelling's code at line 0
+    is_open = rules_seen = False
+    events = zip(reading.numbers, reading.keys, reading.values, strict=True)
+    for line, key, value in events:
+        field = key.field
+        if field <= Field.ALLOW:
+            if not is_open:
+                notes.add(line, Note.OUTSIDE_GROUP, key.written, outside_stage)
+            elif value:  # an empty pattern never decides
+                rules_seen = found.has_rules[-1] = True
+                code = codes.get(key.written)
+                if code is None:
+                    code = codes[key.written] = found.code(key)
+                found.codes.append(with_line(code, line))
+                found.values.append(value)
+            else:
+                rules_seen = found.has_rules[-1] = True
+        elif field is Field.USER_AGENT:
+            if not is_open or rules_seen:
+                is_open, rules_seen = True, False
+                found.agents.append([])
+                found.starts.append(len(found.codes))
+                found.has_rules.append(False)
+            found.agents[-1].append(value)
+        elif field is Field.BLANK:
+            is_open = False
+        elif field in _OTHER_FIELDS:
+            found.other(len(found.agents) - 1, line, key, value, notes)
+    return _assemble(standard, reading, found)
 
 
 def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
@@ -464,6 +408,5 @@ def _index_directories(
 
 def parse(body: bytes, standard: str) -> Parsed:
     """Read and build ``body`` under ``standard`` (``"rfc9309"`` or ``"1994"``)."""
-    if standard == RFC9309:
-        return _build_rfc9309(read_rfc9309(body))
-    return _Builder1994(read_1994(body)).build()
+    reading = read_rfc9309(body) if standard == RFC9309 else read_1994(body)
+    return _build(standard, reading)
