@@ -297,9 +297,7 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
         _collect_usage(parsed, reading)
     for line, written in found.values_outside if found.agents else ():
         notes.add(line, Note.OUTSIDE_GROUP, written, VALUE_STAGE)
-    if parsed.truncated:
-        notes.add(0, Note.BODY_CUT)
-    parsed.note_text = notes.text()
+    parsed.note_text = notes.text(parsed.truncated)
     return parsed
 
 

@@ -110,7 +110,6 @@ class Diagnostic:
 # The order notes are kept in when a body has more than MAX_NOTES: by stage,
 # then line (the stages of the reader, then of the builder).
 _STAGES = {
-    Note.BODY_CUT: 8,
     Note.LINE_CUT: 0,
     Note.MISSING_COLON: 1,
     Note.IGNORED_LINE: 2,
@@ -140,8 +139,6 @@ class Notes:
 
     def room(self, kind: Note, stage: int | None = None) -> int:
         """How many more notes of ``kind`` (at ``stage``) can be kept."""
-        if kind is Note.BODY_CUT:
-            return 1  # always reported
         stage = _STAGES[kind] if stage is None else stage
         before = sum(len(found) for at, found in self.stages.items() if at <= stage)
         return max(0, MAX_NOTES - before)
@@ -169,25 +166,25 @@ class Notes:
         self.kept += len(kept)
         self.dropped += len(lines) - len(kept)
 
-    def text(self) -> str | None:
+    def text(self, body_cut: bool) -> str | None:
         """All notes kept in one string (a crawl keeps thousands of parsed
-        files): the number not kept, then ``<line> <kind> <detail>`` per line."""
-        records = [
-            record
-            for stage in sorted(self.stages)
-            for record in sorted(self.stages[stage], key=_line_of)
-        ]
-        if not records:
+        files): the number not kept, then ``<line> <kind> <detail>`` per line;
+        the body cut (``body_cut``) is always last."""
+        records: list[tuple[int, int, str]] = []
+        for stage in sorted(self.stages):
+            records += sorted(self.stages[stage], key=_LINE)
+            if len(records) >= MAX_NOTES:
+                break  # later stages cannot be kept
+        kept = records[:MAX_NOTES]
+        lines = [f"{line} {kind} {detail}" for line, kind, detail in kept]
+        if body_cut:
+            lines.append(f"0 {int(Note.BODY_CUT)} ")
+        if not lines:
             return None
-        cut = [record for record in records if record[1] == Note.BODY_CUT]
-        kept = [record for record in records if record[1] != Note.BODY_CUT][:MAX_NOTES]
-        dropped = self.dropped + len(records) - len(cut) - len(kept)
-        lines = [f"{line} {kind} {detail}" for line, kind, detail in kept + cut]
-        return "\n".join([str(dropped), *lines])
+        return "\n".join([str(self.dropped + self.kept - len(kept)), *lines])
 
 
-def _line_of(record: tuple[int, int, str]) -> int:
-    return record[0]
+_LINE = itemgetter(0)
 
 
 def diagnostics(text: str | None) -> list[Diagnostic]:
