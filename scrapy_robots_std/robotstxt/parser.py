@@ -281,15 +281,15 @@ def _build(standard: str, reading: Reading) -> Parsed:
 def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
     """The :class:`Parsed` of a built body: tables, agents, extras, notes."""
     notes = reading.notes
-    rules, spans = _tables(standard == RFC9309, found)
+    spellings = tuple(found.spellings)
+    if spellings == _CANONICAL_SPELLINGS:
+        spellings = _CANONICAL_SPELLINGS
+    rules, spans = _rules(standard == RFC9309, found, len(spellings))
     groups = Groups(
         [[decode_text(value) for value in values] for values in found.agents],
         [(*span, has) for span, has in zip(spans, found.has_rules, strict=True)],
     )
-    spellings = tuple(found.spellings)
-    if spellings == _CANONICAL_SPELLINGS:
-        spellings = _CANONICAL_SPELLINGS
-    parsed = Parsed(standard, groups, rules.rules(len(spellings)), spellings)
+    parsed = Parsed(standard, groups, rules, spellings)
     parsed.extras = found.extras or None
     parsed.sitemap_text = "\n".join(found.sitemaps) if found.sitemaps else None
     parsed.truncated = reading.truncated
@@ -301,22 +301,29 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
     return parsed
 
 
-def _tables(rfc9309: bool, found: _Columns) -> tuple[_Tables, list[tuple[int, int]]]:
-    """The rules' tables, and each group's first entry and the entry after
+def _rules(
+    rfc9309: bool, found: _Columns, spellings: int
+) -> tuple[Rules, list[tuple[int, int]]]:
+    """The rules' table, and each group's first entry and the entry after
     its last (an allowed ``/dir/index.html`` adds an entry to its group)."""
-    tables = _Tables(rfc9309)
-    starts = found.starts
-    ends = [*starts[1:], len(found.codes)] if starts else []
-    codes, values = found.codes, found.values
+    codes, values, starts = found.codes, found.values, found.starts
     joined = b"\n".join(values)
-    if not (rfc9309 and b"/index.htm" in joined):
-        tables.add(codes, values, joined)  # no group gains entries: one pass
-        return tables, list(zip(starts, ends, strict=True))
-    spans = [
-        tables.add(codes[start:end], values[start:end])
-        for start, end in zip(starts, ends, strict=True)
-    ]
-    return tables, spans
+    patterns = values
+    if not (joined.isascii() and joined.find(b"%") < 0):
+        normalize = normalize_rfc9309 if rfc9309 else normalize_1994
+        patterns = list(map(normalize, values))
+    if rfc9309 and joined.find(b"/index.htm") >= 0:
+        patterns, codes, values, starts = _index_directories(
+            patterns, codes, values, starts
+        )
+    written: dict[int, bytes] = {}
+    if patterns is not values:  # normalising returns a value it keeps as is
+        for at in compress(count(), map(is_not, values, patterns)):
+            if values[at] != patterns[at]:
+                written[at] = values[at]
+    ends = [*starts[1:], len(codes)] if starts else []
+    rules = Rules(patterns, codes, written, rfc9309, spellings)
+    return rules, list(zip(starts, ends, strict=True))
 
 
 def _collect_usage(parsed: Parsed, reading: Reading) -> None:
@@ -345,62 +352,24 @@ _USAGE_ROLES = {
 }
 
 
-class _Tables:
-    """Every group's entries, group after group, for one :class:`Rules`."""
-
-    def __init__(self, rfc9309: bool) -> None:
-        self.rfc9309 = rfc9309
-        self.patterns: list[bytes] = []
-        self.codes: list[int] = []
-        self.written: dict[int, bytes] = {}
-
-    def add(
-        self, codes: list[int], values: list[bytes], joined: bytes | None = None
-    ) -> tuple[int, int]:
-        """File one group's rules (``joined``: their values, one per line);
-        its first entry and the entry after its last."""
-        start = len(self.patterns)
-        if joined is None:
-            joined = b"\n".join(values)
-        patterns, codes, values = self.columns(codes, values, joined)
-        self.patterns += patterns
-        self.codes += codes
-        if patterns is not values:  # normalising returns a value it keeps as is
-            for at in compress(count(), map(is_not, values, patterns)):
-                if values[at] != patterns[at]:
-                    self.written[start + at] = values[at]
-        return start, len(self.patterns)
-
-    def columns(
-        self, codes: list[int], values: list[bytes], joined: bytes
-    ) -> tuple[list[bytes], list[int], list[bytes]]:
-        """The group's patterns (normalised), codes and values as written."""
-        if joined.isascii() and joined.find(b"%") < 0:
-            patterns = values
-        else:
-            normalize = normalize_rfc9309 if self.rfc9309 else normalize_1994
-            patterns = list(map(normalize, values))
-        if self.rfc9309 and joined.find(b"/index.htm") >= 0:
-            extra = _index_directories(patterns, codes, values)
-            if extra[0]:
-                return patterns + extra[0], codes + extra[1], values + extra[2]
-        return patterns, codes, values
-
-    def rules(self, spellings: int) -> Rules:
-        return Rules(self.patterns, self.codes, self.written, self.rfc9309, spellings)
-
-
 def _index_directories(
-    patterns: list[bytes], codes: list[int], values: list[bytes]
-) -> tuple[list[bytes], list[int], list[bytes]]:
-    """An allowed ``/dir/index.html`` also allows ``/dir/`` (as ``/dir/$``)."""
-    found: tuple[list[bytes], list[int], list[bytes]] = ([], [], [])
-    for pattern, code, value in zip(patterns, codes, values, strict=True):
-        directory = index_html_directory(pattern) if code & 1 else None
-        if directory is not None:
-            found[0].append(directory)
-            found[1].append(code)
-            found[2].append(value)
+    patterns: list[bytes], codes: list[int], values: list[bytes], starts: list[int]
+) -> tuple[list[bytes], list[int], list[bytes], list[int]]:
+    """An allowed ``/dir/index.html`` also allows ``/dir/`` (as ``/dir/$``):
+    the columns with that entry added at the end of its group."""
+    found: tuple[list[bytes], list[int], list[bytes], list[int]] = ([], [], [], [])
+    ends = [*starts[1:], len(codes)]
+    for start, end in zip(starts, ends, strict=True):
+        found[3].append(len(found[0]))
+        found[0].extend(patterns[start:end])
+        found[1].extend(codes[start:end])
+        found[2].extend(values[start:end])
+        for at in range(start, end):
+            directory = index_html_directory(patterns[at]) if codes[at] & 1 else None
+            if directory is not None:
+                found[0].append(directory)
+                found[1].append(codes[at])
+                found[2].append(values[at])
     return found
 
 
