@@ -328,11 +328,11 @@ def _rules(
 
 def _collect_usage(parsed: Parsed, reading: Reading) -> None:
     entries = [
-        _usage_rules.Entry(line, _USAGE_ROLES[field], value)
-        for line, field, value in zip(
-            reading.numbers, reading.fields, reading.values, strict=True
+        _usage_rules.Entry(line, _USAGE_ROLES[key.field], value)
+        for line, key, value in zip(
+            reading.numbers, reading.keys, reading.values, strict=True
         )
-        if field in _USAGE_ROLES
+        if key.field in _USAGE_ROLES
     ]
     usage, notes = _usage_rules.collect(
         entries, every_record=parsed.standard != RFC9309

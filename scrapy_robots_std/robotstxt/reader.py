@@ -213,11 +213,12 @@ def decode_text(value: bytes) -> str:
 
 
 class Key(NamedTuple):
-    """A line's key: its field, the key as written (stripped), an accepted typo."""
+    """A line's key: its field, the key as written (stripped), and the note
+    its lines get (an accepted typo, an unknown field), if any."""
 
     field: Field
     written: str
-    typo: bool = False
+    note: Note | None = None
 
 
 class Reading(NamedTuple):
@@ -227,7 +228,6 @@ class Reading(NamedTuple):
     numbers: list[int]
     keys: list[Key]
     values: list[bytes]
-    fields: list[Field]  # each key's field, for whole-list passes
     notes: Notes
     truncated: bool
 
@@ -316,11 +316,11 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     if key[:1] not in _KEY_INITIALS:
         # Most junk (an HTML page's "<a href=...") ends here, uncached.
         return _JUNK if key else _EMPTY
-    found = Key(Field.UNKNOWN, decode_text(key))
+    found = Key(Field.UNKNOWN, decode_text(key), Note.UNKNOWN_FIELD)
     lower = key.lower()
     for prefix, field, typo in _PREFIXES:
         if lower.startswith(prefix):
-            found = Key(field, found.written, typo)
+            found = Key(field, found.written, Note.MISSPELLING if typo else None)
             break
     else:
         if lower in _WHOLE_NAMES:
@@ -333,7 +333,7 @@ def classify_rfc9309(raw_key: bytes) -> Key:
 # Keys no field starts with: one object, so junk costs no Key each; a note
 # reads the key from its line (:func:`_written`).  The empty key (": value")
 # is ignored without a note, as in the reference.
-_JUNK = Key(Field.UNKNOWN, "")
+_JUNK = Key(Field.UNKNOWN, "", Note.UNKNOWN_FIELD)
 _EMPTY = Key(Field.UNKNOWN, "")
 
 # "#" starts a comment anywhere and a NUL octet ends a line's value (the
@@ -345,8 +345,7 @@ _NUL_RE = re.compile(rb"\x00.*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 _HEAD, _COLON, _TAIL = itemgetter(0), itemgetter(1), itemgetter(2)
-_FIELD = itemgetter(0)
-_TYPO = itemgetter(2)
+_NOTE = itemgetter(2)
 
 
 def read_rfc9309(body: bytes) -> Reading:
@@ -377,10 +376,9 @@ def read_rfc9309(body: bytes) -> Reading:
         at = list(compress(count(1), map(not_, colons)))
         extra = _without_colon(at, bare, notes)
         numbers, keys, values = _merged((numbers, keys, values), extra)
-    fields = list(map(_FIELD, keys))
-    if Field.UNKNOWN in fields or any(map(_TYPO, keys)):
+    if any(map(_NOTE, keys)):
         _note_keys(numbers, keys, lines, notes)
-    return Reading(numbers, keys, values, fields, notes, truncated)
+    return Reading(numbers, keys, values, notes, truncated)
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -446,13 +444,8 @@ def _note_keys(
     """A note for each misspelt or unknown key: whole-list passes, as an HTML
     page served as robots.txt has thousands (a file has few distinct keys)."""
     distinct = dict(zip(map(id, keys), keys, strict=True)).items()
-    typos = {ident for ident, key in distinct if key.typo}
-    unknown = {
-        ident
-        for ident, key in distinct
-        if key.field is Field.UNKNOWN and key is not _EMPTY
-    }
-    for kind, noted in ((Note.MISSPELLING, typos), (Note.UNKNOWN_FIELD, unknown)):
+    for kind in (Note.MISSPELLING, Note.UNKNOWN_FIELD):
+        noted = {ident for ident, key in distinct if key.note is kind}
         found = list(compress(count(), map(noted.__contains__, map(id, keys))))
         details = [
             _written(keys[at], lines[numbers[at] - 1])
@@ -513,5 +506,4 @@ def read_1994(body: bytes) -> Reading:
         numbers.append(number)
         keys.append(Key(field, written))
         values.append(value.strip())
-    fields = list(map(_FIELD, keys))
-    return Reading(numbers, keys, values, fields, notes, truncated)
+    return Reading(numbers, keys, values, notes, truncated)
