@@ -238,6 +238,11 @@ _OTHER_FIELDS = frozenset(
 )
 
 
+# Members as plain names: in the loop below, ``Field.ALLOW`` would be a
+# class-attribute lookup through the enum's metaclass for every line.
+_ALLOW, _USER_AGENT, _BLANK = Field.ALLOW, Field.USER_AGENT, Field.BLANK
+
+
 def _build(standard: str, reading: Reading) -> Parsed:
     """Events -> groups, line by line, for both standards.
 
@@ -252,7 +257,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
     events = zip(reading.numbers, reading.keys, reading.values, strict=True)
     for line, key, value in events:
         field = key.field
-        if field <= Field.ALLOW:
+        if field <= _ALLOW:
             if not is_open:
                 notes.add(line, Note.OUTSIDE_GROUP, key.written, outside_stage)
             elif value:  # an empty pattern never decides
@@ -264,14 +269,14 @@ def _build(standard: str, reading: Reading) -> Parsed:
                 found.values.append(value)
             else:
                 rules_seen = found.has_rules[-1] = True
-        elif field is Field.USER_AGENT:
+        elif field is _USER_AGENT:
             if not is_open or rules_seen:
                 is_open, rules_seen = True, False
                 found.agents.append([])
                 found.starts.append(len(found.codes))
                 found.has_rules.append(False)
             found.agents[-1].append(value)
-        elif field is Field.BLANK:
+        elif field is _BLANK:
             is_open = False
         elif field in _OTHER_FIELDS:
             found.other(len(found.agents) - 1, line, key, value, notes)
