@@ -173,6 +173,13 @@ class Parsed:
 _CANONICAL_SPELLINGS = ("Disallow", "Allow")
 
 
+# Members as plain names: ``Field.ALLOW`` in a loop would be a class-attribute
+# lookup through the enum's metaclass for every line.
+_ALLOW, _USER_AGENT, _BLANK = Field.ALLOW, Field.USER_AGENT, Field.BLANK
+_SITEMAP, _CRAWL_DELAY = Field.SITEMAP, Field.CRAWL_DELAY
+_USAGE_FIELDS = frozenset((Field.CONTENT_USAGE, Field.CONTENT_SIGNAL))
+
+
 class _Columns:
     """What a builder collects, for :func:`_assemble`: each group's agents and
     first rule, and every group's rules (group after group, in file order)."""
@@ -205,11 +212,11 @@ class _Columns:
         """A Sitemap, usage, Crawl-delay or Request-rate line; ``group`` is
         the group it belongs to, or -1."""
         field = key.field
-        if field is Field.SITEMAP:
+        if field is _SITEMAP:
             if value:
                 self.sitemaps.append(decode_text(value))
             return
-        if field is Field.CONTENT_USAGE or field is Field.CONTENT_SIGNAL:
+        if field in _USAGE_FIELDS:
             self.usage = True
             return
         if group < 0:
@@ -217,7 +224,7 @@ class _Columns:
             self.values_outside.append((line, key.written))
             return
         delay, rate = self.extras.get(group, (None, None))
-        found = parse_delay(value) if field is Field.CRAWL_DELAY else parse_rate(value)
+        found = parse_delay(value) if field is _CRAWL_DELAY else parse_rate(value)
         if found is None:
             detail = f"{key.written} value {decode_text(value)!r}"
             notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
@@ -238,11 +245,6 @@ _OTHER_FIELDS = frozenset(
 )
 
 
-# Members as plain names: in the loop below, ``Field.ALLOW`` would be a
-# class-attribute lookup through the enum's metaclass for every line.
-_ALLOW, _USER_AGENT, _BLANK = Field.ALLOW, Field.USER_AGENT, Field.BLANK
-
-
 def _build(standard: str, reading: Reading) -> Parsed:
     """Events -> groups, line by line, for both standards.
 
@@ -260,15 +262,14 @@ def _build(standard: str, reading: Reading) -> Parsed:
         if field <= _ALLOW:
             if not is_open:
                 notes.add(line, Note.OUTSIDE_GROUP, key.written, outside_stage)
-            elif value:  # an empty pattern never decides
-                rules_seen = found.has_rules[-1] = True
+                continue
+            rules_seen = found.has_rules[-1] = True
+            if value:  # an empty pattern never decides
                 code = codes.get(key.written)
                 if code is None:
                     code = codes[key.written] = found.code(key)
                 found.codes.append(with_line(code, line))
                 found.values.append(value)
-            else:
-                rules_seen = found.has_rules[-1] = True
         elif field is _USER_AGENT:
             if not is_open or rules_seen:
                 is_open, rules_seen = True, False
