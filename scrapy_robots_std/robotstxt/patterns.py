@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Collection, Iterable
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
@@ -52,51 +52,40 @@ _HEX_DIGITS = b"0123456789abcdefABCDEF"
 _HIGH_RUN_RE = re.compile(rb"([\x80-\xff]+)")
 
 
-def _escape_table(decode: Callable[[int, bytes], bytes]) -> dict[bytes, bytes]:
-    """What each ``%xx`` (its two hex digits) becomes: one dict lookup per escape."""
+def _escape_table(decoded: Collection[int]) -> dict[bytes, bytes]:
+    """What each ``%xx`` (its two hex digits) becomes: the octet when it is in
+    ``decoded``, else the escape with upper-case hex.  One lookup per escape."""
+    pairs = (bytes((a, b)) for a in _HEX_DIGITS for b in _HEX_DIGITS)
+    octets = {digits: int(digits, 16) for digits in pairs}
     return {
-        bytes((a, b)): decode(int(bytes((a, b)), 16), bytes((a, b)))
-        for a in _HEX_DIGITS
-        for b in _HEX_DIGITS
+        digits: bytes((octet,)) if octet in decoded else b"%" + digits.upper()
+        for digits, octet in octets.items()
     }
 
 
-def _rfc9309_escape(octet: int, digits: bytes) -> bytes:
-    return bytes((octet,)) if octet in _UNRESERVED else b"%" + digits.upper()
-
-
-def _1994_escape(octet: int, digits: bytes) -> bytes:
-    # %2F stays (the 1994 standard); so does %0A, in one case, on both sides: a
-    # stored pattern holds no line break (layout.Rules).
-    return b"%%%02X" % octet if octet in (0x2F, 0x0A) else bytes((octet,))
-
-
-_RFC9309_ESCAPES = _escape_table(_rfc9309_escape)
-_1994_ESCAPES = _escape_table(_1994_escape)
-
-
-def _changes_re(table: dict[bytes, bytes]) -> re.Pattern[str]:
-    """Finds an escape that ``table`` changes, as text: ``%`` and a pair of
-    digits, grouped by the first digit (one character class each)."""
+def _any_of(escapes: Iterable[str]) -> re.Pattern[str]:
+    """Finds any of ``escapes`` (``%`` and two digits), one character class of
+    second digits per first digit."""
     seconds: dict[str, str] = {}
-    for digits, form in table.items():
-        if form != b"%" + digits:
-            first, second = digits[:1].decode(), digits[1:].decode()
-            seconds[first] = seconds.get(first, "") + second
+    for escape in escapes:
+        seconds[escape[1]] = seconds.get(escape[1], "") + escape[2]
     branches = "|".join(f"{first}[{rest}]" for first, rest in sorted(seconds.items()))
     return re.compile(f"%(?:{branches})")
 
 
+_RFC9309_ESCAPES = _escape_table(_UNRESERVED)
+# 1994: %2F stays (the standard); so does %0A, in one case, on both sides: a
+# stored pattern holds no line break (layout.Rules).
+_1994_ESCAPES = _escape_table(frozenset(range(256)) - {0x2F, 0x0A})
 # Most escaped URLs are already canonical (upper-case hex, no unreserved
-# character escaped): one regex search tells, where _unescape() takes a
-# split, a lookup per escape and a join.
-_RFC9309_CHANGES = _changes_re(_RFC9309_ESCAPES)
-# What _RFC9309_CHANGES finds becomes, as text ("%7e" -> "~", "%2f" -> "%2F").
+# character escaped): one regex search finds an escape that changes, where
+# _unescape() takes a split, a lookup per escape and a join.
 _RFC9309_CHANGED = {
     f"%{digits.decode()}": form.decode()
     for digits, form in _RFC9309_ESCAPES.items()
     if form != b"%" + digits
 }
+_RFC9309_CHANGES = _any_of(_RFC9309_CHANGED)
 
 
 def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
@@ -107,15 +96,11 @@ def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
     """
     head, *pieces = value.split(b"%")
     get = table.get
-    return b"".join(
-        [
-            head,
-            *[
-                b"%" + piece if (found := get(piece[:2])) is None else found + piece[2:]
-                for piece in pieces
-            ],
-        ]
-    )
+    forms = [
+        b"%" + piece if (found := get(piece[:2])) is None else found + piece[2:]
+        for piece in pieces
+    ]
+    return b"".join([head, *forms])
 
 
 def _escape_high(value: bytes) -> bytes:
@@ -150,7 +135,7 @@ def path_rfc9309(path: str) -> bytes:
     if path.isascii():
         if "%" not in path:
             return path.encode()
-        if len(path) <= _LONG_PATH:
+        if len(path) <= 256:
             # A callback per escape changed: fine on a short path, not on a
             # 100 KB one of escapes (_unescape() is the bound there).
             return _RFC9309_CHANGES.sub(_changed, path).encode()
@@ -168,18 +153,13 @@ def normalize_1994(value: bytes) -> bytes:
 
     A value without ``%`` is returned as is (the same object).
     """
-    if value.find(b"%") >= 0:
-        return _unescape(value, _1994_ESCAPES)
-    return value
+    return _unescape(value, _1994_ESCAPES) if value.find(b"%") >= 0 else value
 
 
 def path_1994(path: str) -> bytes:
     if "%" not in path and path.isascii():
         return path.encode()
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
-
-
-_LONG_PATH = 256
 
 
 def wildcard_work(path: bytes, pattern: bytes) -> int:

@@ -19,22 +19,21 @@ from scrapy_robots_std.robotstxt.layout import (
 from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS, Parsed, RequestRate
 from scrapy_robots_std.robotstxt.parser import parse as _parse
 from scrapy_robots_std.robotstxt.reader import Diagnostic, decode_text, diagnostics
+from scrapy_robots_std.usage.preferences import REASON_NO_GROUP, REASON_TOO_COMPLEX
 
 if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.matcher import Matcher
+    from scrapy_robots_std.robotstxt.parser import Extras
     from scrapy_robots_std.robotstxt.usage_query import UsageSummary
     from scrapy_robots_std.usage.preferences import UsagePreferences
 
+# Decision.reason: a rule decided, or why none did.  REASON_NO_GROUP and
+# REASON_TOO_COMPLEX (the wildcard rules need more work than one check may take,
+# patterns.work_budget: disallowed, as the deciding rule is not known) are
+# usage's words too, defined in usage.preferences.
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
-REASON_NO_GROUP = "no-group"
 REASON_ROBOTS_TXT = "robots-txt"
-#: The file's wildcard rules need more work than one check may take
-#: (:func:`~scrapy_robots_std.robotstxt.patterns.work_budget`): disallowed, as
-#: the rule that would decide is not known.  Only hostile files get here.
-REASON_TOO_COMPLEX = "too-complex"
-
-_HTTP_URL_RE = _patterns.HTTP_URL_RE
 
 
 @dataclass(frozen=True)
@@ -89,8 +88,7 @@ class Decision:
             )
         return f"{verdict}: {_EXPLANATIONS.get(self.reason, self.reason)}"
 
-    def __str__(self) -> str:
-        return self.explain()
+    __str__ = explain
 
 
 _ALLOWED_ROBOTS_TXT = Decision(True, None, REASON_ROBOTS_TXT)
@@ -180,13 +178,7 @@ class RobotsTxt:
         matcher = self._matcher
         if matcher is None or token != self._last_token:
             matcher = self._matcher_for(token)
-        match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
-        if match is None:
-            return self.decide(url, token).allowed  # raises ValueError
-        path = match.group(1)
-        if path[:1] != "/":
-            path = "/" + path
-        octets = _patterns.path_rfc9309(path)
+        octets = _patterns.path_rfc9309(_patterns.split_url(url))
         if not matcher.groups or octets == b"/robots.txt":
             return True
         best = _matcher.best_match(matcher, octets)
@@ -215,17 +207,13 @@ class RobotsTxt:
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests asked of ``token``; None when not set (or 1994)."""
-        delays = [
-            self._parsed.extras_of(group)[0] for group in self._extra_groups(token)
-        ]
-        return next((delay for delay in delays if delay is not None), None)
+        delays = [delay for delay, _ in self._extras(token) if delay is not None]
+        return delays[0] if delays else None
 
     def request_rate(self, token: str) -> RequestRate | None:
         """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
-        rates = [
-            self._parsed.extras_of(group)[1] for group in self._extra_groups(token)
-        ]
-        return next((rate for rate in rates if rate is not None), None)
+        rates = [rate for _, rate in self._extras(token) if rate is not None]
+        return rates[0] if rates else None
 
     def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
         """The user-agent lines of every group that applies to ``token``."""
@@ -342,10 +330,12 @@ class RobotsTxt:
         # not one per cached origin.
         return _SMALL_SELECTIONS.get(found, found)
 
-    def _extra_groups(self, token: str) -> tuple[int, ...]:
-        """The groups whose Crawl-delay / Request-rate apply: none in 1994."""
+    def _extras(self, token: str) -> list[Extras]:
+        """Crawl-delay and Request-rate of each group for ``token``: none in 1994."""
         groups = self._select(token)  # validates the token in both modes
-        return groups if self.standard == RFC9309 else ()
+        if self.standard != RFC9309:
+            return []
+        return [self._parsed.extras_of(group) for group in groups]
 
 
 def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:
