@@ -44,21 +44,13 @@ def select(
     :func:`check_token`).  ``groups``: each group's user-agent values; in 1994 a
     record without rule lines names nobody: give it no values."""
     if standard == RFC9309:
-        named = tuple(
-            number
-            for number, agents in enumerate(groups)
-            if any(name == agent_name_rfc9309(agent) for agent in agents)
-        )
-        if named:
-            return named
-        return tuple(
-            number
-            for number, agents in enumerate(groups)
-            if any(agent_name_rfc9309(agent) is None for agent in agents)
+        names = [{agent_name_rfc9309(agent) for agent in agents} for agents in groups]
+        named = tuple(number for number, found in enumerate(names) if name in found)
+        return named or tuple(
+            number for number, found in enumerate(names) if None in found
         )
     for number, agents in enumerate(groups):
-        names = map(agent_name_1994, agents)
-        if any(found and found in name for found in names):
+        if any(found and found in name for found in map(agent_name_1994, agents)):
             return (number,)
     for number, agents in enumerate(groups):
         if any(agent_name_1994(agent) is None for agent in agents):
