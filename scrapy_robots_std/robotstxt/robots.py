@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import patterns as _patterns
+from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt import usage_query as _usage
 from scrapy_robots_std.robotstxt.layout import (
     NO_MATCH,
@@ -318,7 +319,7 @@ class RobotsTxt:
         memo = self._memo
         if memo is not None and token in memo:
             return memo[token]
-        name = _groups.check_token(token, self.standard)
+        name = _tokens.check_token(token, self.standard)
         groups = self._parsed.groups
         rfc9309 = self.standard == RFC9309
         agents = [

@@ -1,4 +1,5 @@
-"""The crawler's product token, as each standard reads a ``User-Agent`` value."""
+"""The crawler's product token: as each standard reads a ``User-Agent`` value, and as
+each checks a token a caller gives."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 
 from scrapy_robots_std.robotstxt.reader import RFC9309, STD1994
 
-__all__ = ["as_text", "fallback_token", "product_token"]
+__all__ = ["as_text", "check_token", "fallback_token", "product_token"]
 
 
 def as_text(value: str | bytes | bytearray) -> str:
@@ -25,6 +26,7 @@ UNNAMED_TOKEN_RFC9309 = "scrapy-robots-std-unnamed-crawler"
 #: ``*`` itself, so again only the ``*`` record applies.
 UNNAMED_TOKEN_1994 = "*"
 
+#: RFC 9309 2.2.1: a product token is letters, "_" and "-".
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
 
 
@@ -51,3 +53,28 @@ def product_token(user_agent: str | bytes, standard: str = RFC9309) -> str | Non
 def fallback_token(standard: str) -> str:
     """The token for a crawler with no usable product token: only ``*`` groups apply."""
     return UNNAMED_TOKEN_1994 if standard == STD1994 else UNNAMED_TOKEN_RFC9309
+
+
+def check_token(token: object, standard: str) -> str:
+    """``token`` lower-cased, or ``ValueError`` when the standard cannot read it."""
+    if (
+        isinstance(token, str)
+        and standard == RFC9309
+        and _PRODUCT_TOKEN.fullmatch(token)
+    ):
+        return token.lower()
+    if not isinstance(token, str):
+        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
+    if not token:
+        raise ValueError("token must not be empty")
+    if any(char.isspace() for char in token) or "/" in token:
+        raise ValueError(
+            f"invalid token {token!r}: give the product token only"
+            " (no spaces, no '/version')"
+        )
+    if standard == RFC9309:
+        raise ValueError(
+            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
+            " letters, '_' and '-'"
+        )
+    return token.lower()

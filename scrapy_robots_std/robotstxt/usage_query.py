@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import patterns as _patterns
+from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt.patterns import TRY_WORK, wildcard_work, work_budget
 from scrapy_robots_std.robotstxt.reader import RFC9309
 from scrapy_robots_std.robotstxt.usage_rules import (
@@ -139,7 +140,7 @@ def select(
     selections = rules.selections
     if token in selections:
         return selections[token]
-    name = _groups.check_token(token, standard)
+    name = _tokens.check_token(token, standard)
     found = _chosen(rules, lines, all_agents(), standard, name)
     if found is not None:
         found = next(
