@@ -186,48 +186,36 @@ def applying(
     parts: tuple[tuple[Line, ...], ...], path: bytes
 ) -> tuple[Line, ...] | None:
     """The lines of ``parts`` (file-wide lines, the token's groups' lines) that
-    speak for ``path``: each part's :func:`longest` Content-Usage lines, then
-    every Content-Signal line; a repeated value once.  None when that takes more
-    work than one check may (:func:`patterns.work_budget`, for all parts)."""
+    speak for ``path``: in each part, the Content-Usage lines whose path matches
+    with the greatest length or, when none does, those without a path; then every
+    Content-Signal line; a repeated value once.  None when that takes more work
+    than one check may (:func:`patterns.work_budget`, for all parts): an untried
+    line might have matched."""
     left = work_budget(len(path))
     found: list[Line] = []
     for part in parts:
-        longest_lines, left = longest(part, path, left)
-        if longest_lines is None:
-            return None
-        found += longest_lines
+        cost = best = 0
+        longest: list[Line] = []
+        everywhere: list[Line] = []
+        for line in part:
+            pattern = line.pattern
+            if pattern is None or len(pattern) < best:
+                continue
+            if not pattern:
+                everywhere.append(line)
+                continue
+            if left < cost:  # another try like the last would overdraw the budget
+                return None
+            done = wildcard_work(path, pattern)
+            cost = TRY_WORK + (~done if done < 0 else done)
+            left -= cost
+            if done < 0:
+                if len(pattern) > best:
+                    best, longest = len(pattern), []
+                longest.append(line)
+        found += longest if best else everywhere
     signals = [line for part in parts for line in part if line.pattern is None]
     return distinct(found) + distinct(signals)
-
-
-def longest(
-    lines: tuple[Line, ...], path: bytes, left: int
-) -> tuple[list[Line] | None, int]:
-    """The Content-Usage lines of ``lines`` whose path matches ``path`` with the
-    greatest length or, when none does, those without a path, and what is left of
-    the budget ``left``.  None when another try would overdraw it: an untried line
-    might have matched."""
-    cost = best = 0
-    found: list[Line] = []
-    everywhere: list[Line] = []
-    for line in lines:
-        pattern = line.pattern
-        if pattern is None or len(pattern) < best:
-            continue
-        if not pattern:
-            everywhere.append(line)
-            continue
-        if left < cost:
-            # Another try like the last would overdraw the budget.
-            return None, left
-        done = wildcard_work(path, pattern)
-        cost = TRY_WORK + (~done if done < 0 else done)
-        left -= cost
-        if done < 0:
-            if len(pattern) > best:
-                best, found = len(pattern), []
-            found.append(line)
-    return (found if best else everywhere), left
 
 
 def distinct(lines: Sequence[Line]) -> tuple[Line, ...]:
