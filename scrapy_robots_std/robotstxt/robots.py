@@ -241,10 +241,9 @@ class RobotsTxt:
     # -- memory -----------------------------------------------------------------
 
     def memory_bytes(self) -> int:
-        """About how many bytes this object keeps now: the parsed tables, the
-        matcher compiled for the last token (while it is held), the remembered
-        group selections, and what usage queries keep (before the first one, a
-        bound on what it will keep).  An estimate from above, cheap enough to
+        """About how many bytes this object keeps now, from above: the parsed
+        tables, the last token's matcher (while held), the remembered selections
+        and what usage queries keep (before the first, a bound).  Cheap enough to
         call on every cache store."""
         parsed = self._parsed
         size = sys.getsizeof(self) + parsed.size() + sys.getsizeof(self._last_groups)
@@ -281,8 +280,8 @@ class RobotsTxt:
         return Rule(line, parsed.spellings[spelling], pattern, allow, agents)
 
     def _matcher_for(self, token: str) -> Matcher:
-        """``token``'s matcher: its groups selected (and remembered as the last
-        token's), compiled unless the matcher held is for the same groups."""
+        """``token``'s matcher, its groups remembered as the last token's;
+        compiled unless the matcher held is for the same groups."""
         numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
             memo = self._memo

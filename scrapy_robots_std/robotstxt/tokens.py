@@ -17,13 +17,11 @@ def as_text(value: str | bytes | bytearray) -> str:
     return bytes(value).decode("utf-8", errors="replace")
 
 
-#: Token used in rfc9309 mode when no usable product token can be derived from the
-#: user agent. RFC 9309 compares tokens for equality, so this names no real group and
-#: only the ``*`` groups apply.
+# The token of a crawler without a usable product token, per standard: it names
+# no group, so only ``*`` groups apply (RFC 9309 compares tokens for equality; in
+# 1994 a record applies when its agent is a substring of the robot's name, and
+# ``*`` holds no name but ``*``).
 UNNAMED_TOKEN_RFC9309 = "scrapy-robots-std-unnamed-crawler"
-#: Token used in 1994 mode in the same situation. The 1994 rule is "the record's
-#: agent is a substring of the robot's name"; ``*`` contains no agent name except
-#: ``*`` itself, so again only the ``*`` record applies.
 UNNAMED_TOKEN_1994 = "*"
 
 #: RFC 9309 2.2.1: a product token is letters, "_" and "-".

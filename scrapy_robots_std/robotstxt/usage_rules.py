@@ -142,22 +142,18 @@ class UsageRules:
 
 # -- bytes kept ----------------------------------------------------------------------
 
-#: Beside ``sys.getsizeof``, what an instance of a dataclass keeps for its
-#: attributes: from CPython 3.11 on, their values in an array of its own (this much
-#: and a pointer per field, from above; reading ``__dict__`` would make a dict);
-#: before, its ``__dict__``.
+#: Beside ``sys.getsizeof``, what a dataclass instance keeps for its attributes:
+#: from CPython 3.11, an array of values (this much and a pointer per field;
+#: reading ``__dict__`` would make a dict); before, its ``__dict__``.
 _INSTANCE_VALUES = 32
 _INLINE_VALUES = sys.version_info >= (3, 11)
 
 
 def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
-    """The bytes ``roots`` keep, with everything they hold (``sys.getsizeof``),
-    each object once: tuples and dataclass instances are followed (what a read
-    line holds).  ``counted``: ids of objects counted elsewhere (module
-    constants).  Objects the interpreter shares (None, small ints, the empty
-    tuple, empty and one-character strings) count nothing.  Run once per file
-    read (a few hundred objects), never per query.
-    """
+    """The bytes ``roots`` keep with all they hold, each object once, following
+    tuples and dataclass instances (what a read line holds); nothing for
+    ``counted`` (ids of module constants) and what the interpreter shares.  Run
+    once per file read (a few hundred objects), never per query."""
     seen = set(counted)
     stack = list(roots)
     total = 0
