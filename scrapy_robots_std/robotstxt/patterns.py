@@ -122,16 +122,12 @@ def path_1994(path: str) -> bytes:
 
 def wildcard_work(path: bytes, pattern: bytes) -> int:
     """Whether ``pattern`` (``*`` pieces, maybe a final ``$``) matches from the
-    start of ``path``, and the work it took: ``n`` when it does not match and
-    ``~n`` (a negative number) when it does.
+    start of ``path``, and the work ``n`` it took: ``~n`` (negative) on a match.
 
-    Each piece is found at its leftmost place after the previous one: that
-    place is always the best choice, so nothing is ever retried, and the cost
-    is bounded by len(path) x pieces.
-
-    ``n`` counts the middle pieces placed and the bytes of the path searched
-    (one unit per :data:`SCANNED_BYTES_PER_WORK`), read off where the search
-    stopped: the pieces are found left to right, the tail right to left.
+    Each piece is found at its leftmost place after the previous one, always the
+    best choice: nothing is retried, the cost is at most len(path) x pieces.
+    ``n`` counts the middle pieces placed and the bytes searched (a unit per
+    :data:`SCANNED_BYTES_PER_WORK`): pieces left to right, the tail right to left.
     """
     anchored = pattern[-1] == 0x24  # "$"
     if len(pattern) > len(path) and len(pattern) - pattern.count(b"*") - anchored > len(

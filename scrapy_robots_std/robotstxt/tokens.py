@@ -29,14 +29,12 @@ _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
 
 
 def product_token(user_agent: str | bytes, standard: str = RFC9309) -> str | None:
-    """Return the crawler's product token from a ``User-Agent`` value, or ``None``.
+    """The crawler's product token from a ``User-Agent`` value, or ``None`` when
+    nothing usable is left (an empty header, ``"2bot"`` in rfc9309 mode).
 
-    The first whitespace-separated product is taken and its version (from ``/``) is
-    dropped: ``"Scrapy/2.19 (+https://scrapy.org)"`` gives ``"Scrapy"``. In rfc9309
-    mode the result is further cut to its leading ``[A-Za-z_-]+``, which is the only
-    shape RFC 9309 allows for a product token (``"Foo.Bot/1"`` gives ``"Foo"``).
-    ``None`` means nothing usable was left (an empty header, ``"2bot"`` in rfc9309
-    mode, ...).
+    The first product without its version: ``"Scrapy/2.19 (+https://scrapy.org)"``
+    gives ``"Scrapy"``; in rfc9309 mode only its leading ``[A-Za-z_-]+``, the shape
+    RFC 9309 allows (``"Foo.Bot/1"`` gives ``"Foo"``).
     """
     words = as_text(user_agent).split(None, 1)
     if not words:

@@ -57,11 +57,10 @@ class Entry(NamedTuple):
 class Line(NamedTuple):
     """One usage line, read for queries."""
 
-    #: the path normalised as RFC 9309 patterns are; b"" for a Content-Usage line
-    #: without one, None for Content-Signal
+    #: the path from :func:`split_value`, normalised as RFC 9309 patterns are
     pattern: bytes | None
-    #: the index of the first line with the same value: a repeated value adds
-    #: nothing to a most-restrictive combination
+    #: the first line with the same value: a repeat adds nothing to a
+    #: most-restrictive combination
     first: int
     source: UsageSource
 
