@@ -1,10 +1,10 @@
 """``Content-Usage`` and ``Content-Signal`` lines of a robots.txt, kept compactly.
 
 The parser hands over the lines that shape groups (user-agent, rules, blank lines in
-1994 mode) only when a body holds a usage line; most bodies hold none and pay
-nothing.  What is kept is two arrays and one bytes object.  The first query reads
-every line at once (``usage_query``) and measures what that keeps; before it,
-:meth:`UsageRules.size` counts a bound worked out from the lines' lengths.
+1994 mode) only when a body holds a usage line; most hold none and pay nothing.
+What is kept is two arrays and one bytes object.  The first query reads every line
+(``usage_query``) and measures what that keeps; before it, :meth:`UsageRules.size`
+counts a bound worked out from the lines' lengths.
 
 Grouping.  attach-05 section 3 makes both lines group rules, so a user-agent line
 after one starts a new group.  Google's reference parser (whose groups decide access
@@ -81,14 +81,12 @@ def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
 class UsageRules:
     """A body's usage lines and the usage groups that hold them.
 
-    ``codes[i]`` is line ``i``'s number << 1 | its kind; its value is the
-    ``i``-th item of ``values.split(b"\\n")``: first the ``outside`` file-wide
-    lines, then the groups' lines.  ``groups`` holds three numbers per kept group:
-    its first agent, the agent after its last (indexes into
-    ``Parsed.all_agents()``, every user-agent line in file order) and the usage
-    line after its last.  rfc9309 keeps the groups that hold usage lines; 1994
-    every record with a rule, since the first record naming the robot wins even
-    without any.
+    ``codes[i]`` is line ``i``'s number << 1 | its kind, its value the ``i``-th of
+    ``values.split(b"\\n")``: the ``outside`` file-wide lines, then the groups'.
+    ``groups`` holds three numbers per kept group: its first agent, the agent after
+    its last (indexes into ``Parsed.all_agents()``) and the usage line after its
+    last.  rfc9309 keeps the groups that hold usage lines; 1994 every record with a
+    rule, since the first record naming the robot wins even without any.
     """
 
     codes: array[int] = field(default_factory=lambda: array("I"))
