@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Final
 
 from scrapy_robots_std.policy import FetchReason, FetchSource, Verdict
-from scrapy_robots_std.robotstxt.robots import REASON_RULE, REASON_TOO_COMPLEX
+from scrapy_robots_std.robotstxt.robots import REASON_RULE
+from scrapy_robots_std.usage.preferences import REASON_TOO_COMPLEX
 
 #: Prefix of every stat key this package adds.
 PREFIX: Final = "robots_std/"

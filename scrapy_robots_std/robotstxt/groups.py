@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 # The whitespace bytes.isspace() and bytes.strip() know, as text.
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 _AGENT_NAME_RE = re.compile(r"[A-Za-z_-]*")
-_TOKEN_RE = re.compile(r"[A-Za-z_-]+")
 
 
 def agent_name_rfc9309(agent: str) -> str | None:
@@ -41,47 +40,18 @@ def select(
     groups: Sequence[Sequence[str]], name: str, standard: str
 ) -> tuple[int, ...]:
     """The numbers of the groups that apply to ``name`` (a token checked by
-    :func:`check_token`).  ``groups``: each group's user-agent values; in 1994 a
-    record without rule lines names nobody: give it no values."""
+    :func:`tokens.check_token`).  ``groups``: each group's user-agent values; in
+    1994 a record without rule lines names nobody: give it no values."""
     if standard == RFC9309:
-        named = tuple(
-            number
-            for number, agents in enumerate(groups)
-            if any(name == agent_name_rfc9309(agent) for agent in agents)
-        )
-        if named:
-            return named
-        return tuple(
-            number
-            for number, agents in enumerate(groups)
-            if any(agent_name_rfc9309(agent) is None for agent in agents)
+        names = [{agent_name_rfc9309(agent) for agent in agents} for agents in groups]
+        named = tuple(number for number, found in enumerate(names) if name in found)
+        return named or tuple(
+            number for number, found in enumerate(names) if None in found
         )
     for number, agents in enumerate(groups):
-        names = map(agent_name_1994, agents)
-        if any(found and found in name for found in names):
+        if any(found and found in name for found in map(agent_name_1994, agents)):
             return (number,)
     for number, agents in enumerate(groups):
         if any(agent_name_1994(agent) is None for agent in agents):
             return (number,)
     return ()
-
-
-def check_token(token: object, standard: str) -> str:
-    """``token`` lower-cased, or ``ValueError`` when the standard cannot read it."""
-    if isinstance(token, str) and standard == RFC9309 and _TOKEN_RE.fullmatch(token):
-        return token.lower()
-    if not isinstance(token, str):
-        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
-    if not token:
-        raise ValueError("token must not be empty")
-    if any(char.isspace() for char in token) or "/" in token:
-        raise ValueError(
-            f"invalid token {token!r}: give the product token only"
-            " (no spaces, no '/version')"
-        )
-    if standard == RFC9309:
-        raise ValueError(
-            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
-            " letters, '_' and '-'"
-        )
-    return token.lower()

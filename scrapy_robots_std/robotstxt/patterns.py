@@ -3,8 +3,9 @@
 rfc9309 (RFC 9309 2.2.2): a pattern matches from the start of the path; ``*``
 matches any run of characters and a final ``$`` anchors the end; the longest
 matching pattern decides, allow winning ties.  Paths and patterns are compared
-with canonical percent-encoding (docs/standards.md).  1994: a pattern is a prefix, the
-first rule that matches decides.
+with canonical percent-encoding (docs/standards.md), as bytes: a bytes object costs
+16 bytes less than a str, and a crawl keeps thousands of patterns.  1994: a pattern is
+a prefix, the first rule that matches decides.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Collection, Iterable
 
 # scheme://authority then path+params+query, fragment left out.
 # A ';' ends the authority too, as in the reference's GetPathParamsQuery.
-HTTP_URL_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^/?#;]+([^#]*)")
-_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#;]*)")
+_HTTP_URL_RE = re.compile(r"[Hh][Tt][Tt][Pp][Ss]?://[^/?#;]+([^#]*)")
+_URL_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 
 _UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -30,73 +31,56 @@ def split_url(url: object) -> str:
 
     An empty path is ``/``; a query directly after the host gets a ``/``.
     """
-    match = HTTP_URL_RE.match(url) if isinstance(url, str) else None
-    if match is None:
-        raise ValueError(_url_problem(url))
-    path = match.group(1)
-    if path[:1] == "/":
-        return path
-    return "/" + path
-
-
-def _url_problem(url: object) -> str:
+    match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
+    if match is not None:
+        path = match.group(1)
+        return path if path[:1] == "/" else "/" + path
     if not isinstance(url, str):
-        return f"URL must be a str, not {type(url).__name__}"
-    match = _URL_RE.match(url)
-    if match is None or match.group(1).lower() not in ("http", "https"):
-        return f"not an absolute http(s) URL: {url!r}"
-    return f"URL has no host: {url!r}"
+        raise ValueError(f"URL must be a str, not {type(url).__name__}")  # noqa: TRY004
+    scheme = _URL_RE.match(url)
+    if scheme is None or scheme.group(1).lower() not in ("http", "https"):
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    raise ValueError(f"URL has no host: {url!r}")
 
 
 _HEX_DIGITS = b"0123456789abcdefABCDEF"
 _HIGH_RUN_RE = re.compile(rb"([\x80-\xff]+)")
 
 
-def _escape_table(decode: Callable[[int, bytes], bytes]) -> dict[bytes, bytes]:
-    """What each ``%xx`` (its two hex digits) becomes: one dict lookup per escape."""
+def _escape_table(decoded: Collection[int]) -> dict[bytes, bytes]:
+    """What each ``%xx`` (its two hex digits) becomes: the octet when it is in
+    ``decoded``, else the escape with upper-case hex.  One lookup per escape."""
+    pairs = (bytes((a, b)) for a in _HEX_DIGITS for b in _HEX_DIGITS)
+    octets = {digits: int(digits, 16) for digits in pairs}
     return {
-        bytes((a, b)): decode(int(bytes((a, b)), 16), bytes((a, b)))
-        for a in _HEX_DIGITS
-        for b in _HEX_DIGITS
+        digits: bytes((octet,)) if octet in decoded else b"%" + digits.upper()
+        for digits, octet in octets.items()
     }
 
 
-def _rfc9309_escape(octet: int, digits: bytes) -> bytes:
-    return bytes((octet,)) if octet in _UNRESERVED else b"%" + digits.upper()
-
-
-def _1994_escape(octet: int, digits: bytes) -> bytes:
-    # %2F stays (the 1994 standard); so does %0A, in one case, on both sides: a
-    # stored pattern holds no line break (layout.Rules).
-    return b"%%%02X" % octet if octet in (0x2F, 0x0A) else bytes((octet,))
-
-
-_RFC9309_ESCAPES = _escape_table(_rfc9309_escape)
-_1994_ESCAPES = _escape_table(_1994_escape)
-
-
-def _changes_re(table: dict[bytes, bytes]) -> re.Pattern[str]:
-    """Finds an escape that ``table`` changes, as text: ``%`` and a pair of
-    digits, grouped by the first digit (one character class each)."""
+def _any_of(escapes: Iterable[str]) -> re.Pattern[str]:
+    """Finds any of ``escapes`` (``%`` and two digits), one character class of
+    second digits per first digit."""
     seconds: dict[str, str] = {}
-    for digits, form in table.items():
-        if form != b"%" + digits:
-            first, second = digits[:1].decode(), digits[1:].decode()
-            seconds[first] = seconds.get(first, "") + second
+    for escape in escapes:
+        seconds[escape[1]] = seconds.get(escape[1], "") + escape[2]
     branches = "|".join(f"{first}[{rest}]" for first, rest in sorted(seconds.items()))
     return re.compile(f"%(?:{branches})")
 
 
+_RFC9309_ESCAPES = _escape_table(_UNRESERVED)
+# 1994: %2F stays (the standard); so does %0A, in one case, on both sides: a
+# stored pattern holds no line break (layout.Rules).
+_1994_ESCAPES = _escape_table(frozenset(range(256)) - {0x2F, 0x0A})
 # Most escaped URLs are already canonical (upper-case hex, no unreserved
-# character escaped): one regex search tells, where _unescape() takes a
-# split, a lookup per escape and a join.
-_RFC9309_CHANGES = _changes_re(_RFC9309_ESCAPES)
-# What _RFC9309_CHANGES finds becomes, as text ("%7e" -> "~", "%2f" -> "%2F").
+# character escaped): one regex search finds an escape that changes, where
+# _unescape() takes a split, a lookup per escape and a join.
 _RFC9309_CHANGED = {
     f"%{digits.decode()}": form.decode()
     for digits, form in _RFC9309_ESCAPES.items()
     if form != b"%" + digits
 }
+_RFC9309_CHANGES = _any_of(_RFC9309_CHANGED)
 
 
 def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
@@ -107,15 +91,11 @@ def _unescape(value: bytes, table: dict[bytes, bytes]) -> bytes:
     """
     head, *pieces = value.split(b"%")
     get = table.get
-    return b"".join(
-        [
-            head,
-            *[
-                b"%" + piece if (found := get(piece[:2])) is None else found + piece[2:]
-                for piece in pieces
-            ],
-        ]
-    )
+    forms = [
+        b"%" + piece if (found := get(piece[:2])) is None else found + piece[2:]
+        for piece in pieces
+    ]
+    return b"".join([head, *forms])
 
 
 def _escape_high(value: bytes) -> bytes:
@@ -125,10 +105,6 @@ def _escape_high(value: bytes) -> bytes:
     return b"".join(parts)
 
 
-# Patterns and paths are compared as bytes: a bytes object costs 16 bytes less
-# than a str in CPython 3.11, and a crawl keeps thousands of patterns.
-
-
 def normalize_rfc9309(value: bytes) -> bytes:
     """Canonical percent-encoding (RFC 3986 6.2.2): the form both sides are compared in.
 
@@ -136,13 +112,12 @@ def normalize_rfc9309(value: bytes) -> bytes:
     hex, and octets outside ASCII are percent-encoded.  ``%2F`` stays ``%2F``.
     A value that needs no change is returned as is (the same object).
     """
+    escaped = value if value.isascii() else _escape_high(value)
     if value.find(b"%") < 0:
-        return value if value.isascii() else _escape_high(value)
-    # Escapes made of high octets are upper-case and not unreserved: the
-    # second pass leaves them as they are.
-    form = _unescape(
-        value if value.isascii() else _escape_high(value), _RFC9309_ESCAPES
-    )
+        return escaped
+    # The escapes _escape_high() makes are upper-case and not unreserved:
+    # _unescape() keeps them as they are.
+    form = _unescape(escaped, _RFC9309_ESCAPES)
     return value if form == value else form
 
 
@@ -150,7 +125,7 @@ def path_rfc9309(path: str) -> bytes:
     if path.isascii():
         if "%" not in path:
             return path.encode()
-        if len(path) <= _LONG_PATH:
+        if len(path) <= 256:
             # A callback per escape changed: fine on a short path, not on a
             # 100 KB one of escapes (_unescape() is the bound there).
             return _RFC9309_CHANGES.sub(_changed, path).encode()
@@ -164,13 +139,9 @@ def _changed(escape: re.Match[str]) -> str:
 
 
 def normalize_1994(value: bytes) -> bytes:
-    """1994: ``%XX`` is decoded before comparing, except ``%2F`` (and ``%0A``).
-
-    A value without ``%`` is returned as is (the same object).
-    """
-    if value.find(b"%") >= 0:
-        return _unescape(value, _1994_ESCAPES)
-    return value
+    """1994: ``%XX`` is decoded before comparing, but ``%2F`` (and ``%0A``)
+    stay.  A value without ``%`` is returned as is (the same object)."""
+    return _unescape(value, _1994_ESCAPES) if value.find(b"%") >= 0 else value
 
 
 def path_1994(path: str) -> bytes:
@@ -179,21 +150,14 @@ def path_1994(path: str) -> bytes:
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
 
 
-_LONG_PATH = 256
-
-
 def wildcard_work(path: bytes, pattern: bytes) -> int:
     """Whether ``pattern`` (``*`` pieces, maybe a final ``$``) matches from the
-    start of ``path``, and the work it took: ``n`` when it does not match and
-    ``~n`` (a negative number) when it does.
+    start of ``path``, and the work ``n`` it took: ``~n`` (negative) on a match.
 
-    Each piece is found at its leftmost place after the previous one: that
-    place is always the best choice, so nothing is ever retried, and the cost
-    is bounded by len(path) x pieces.
-
-    ``n`` counts the middle pieces placed and the bytes of the path searched
-    (one unit per :data:`SCANNED_BYTES_PER_WORK`), read off where the search
-    stopped: the pieces are found left to right, the tail right to left.
+    Each piece is found at its leftmost place after the previous one, always the
+    best choice: nothing is retried, the cost is at most len(path) x pieces.
+    ``n`` counts the middle pieces placed and the bytes searched (a unit per
+    :data:`SCANNED_BYTES_PER_WORK`): pieces left to right, the tail right to left.
     """
     anchored = pattern[-1] == 0x24  # "$"
     if len(pattern) > len(path) and len(pattern) - pattern.count(b"*") - anchored > len(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import matcher as _matcher
 from scrapy_robots_std.robotstxt import patterns as _patterns
+from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt import usage_query as _usage
 from scrapy_robots_std.robotstxt.layout import (
     NO_MATCH,
@@ -19,22 +20,21 @@ from scrapy_robots_std.robotstxt.layout import (
 from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS, Parsed, RequestRate
 from scrapy_robots_std.robotstxt.parser import parse as _parse
 from scrapy_robots_std.robotstxt.reader import Diagnostic, decode_text, diagnostics
+from scrapy_robots_std.usage.preferences import REASON_NO_GROUP, REASON_TOO_COMPLEX
 
 if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.matcher import Matcher
+    from scrapy_robots_std.robotstxt.parser import Extras
     from scrapy_robots_std.robotstxt.usage_query import UsageSummary
     from scrapy_robots_std.usage.preferences import UsagePreferences
 
+# Decision.reason: a rule decided, or why none did.  REASON_NO_GROUP and
+# REASON_TOO_COMPLEX (the wildcard rules need more work than one check may take,
+# patterns.work_budget: disallowed, as the deciding rule is not known) are
+# usage's words too, defined in usage.preferences.
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
-REASON_NO_GROUP = "no-group"
 REASON_ROBOTS_TXT = "robots-txt"
-#: The file's wildcard rules need more work than one check may take
-#: (:func:`~scrapy_robots_std.robotstxt.patterns.work_budget`): disallowed, as
-#: the rule that would decide is not known.  Only hostile files get here.
-REASON_TOO_COMPLEX = "too-complex"
-
-_HTTP_URL_RE = _patterns.HTTP_URL_RE
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,7 @@ class Decision:
             )
         return f"{verdict}: {_EXPLANATIONS.get(self.reason, self.reason)}"
 
-    def __str__(self) -> str:
-        return self.explain()
+    __str__ = explain
 
 
 _ALLOWED_ROBOTS_TXT = Decision(True, None, REASON_ROBOTS_TXT)
@@ -180,13 +179,7 @@ class RobotsTxt:
         matcher = self._matcher
         if matcher is None or token != self._last_token:
             matcher = self._matcher_for(token)
-        match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
-        if match is None:
-            return self.decide(url, token).allowed  # raises ValueError
-        path = match.group(1)
-        if path[:1] != "/":
-            path = "/" + path
-        octets = _patterns.path_rfc9309(path)
+        octets = _patterns.path_rfc9309(_patterns.split_url(url))
         if not matcher.groups or octets == b"/robots.txt":
             return True
         best = _matcher.best_match(matcher, octets)
@@ -215,17 +208,13 @@ class RobotsTxt:
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests asked of ``token``; None when not set (or 1994)."""
-        delays = [
-            self._parsed.extras_of(group)[0] for group in self._extra_groups(token)
-        ]
-        return next((delay for delay in delays if delay is not None), None)
+        delays = [delay for delay, _ in self._extras(token) if delay is not None]
+        return delays[0] if delays else None
 
     def request_rate(self, token: str) -> RequestRate | None:
         """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
-        rates = [
-            self._parsed.extras_of(group)[1] for group in self._extra_groups(token)
-        ]
-        return next((rate for rate in rates if rate is not None), None)
+        rates = [rate for _, rate in self._extras(token) if rate is not None]
+        return rates[0] if rates else None
 
     def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
         """The user-agent lines of every group that applies to ``token``."""
@@ -252,10 +241,9 @@ class RobotsTxt:
     # -- memory -----------------------------------------------------------------
 
     def memory_bytes(self) -> int:
-        """About how many bytes this object keeps now: the parsed tables, the
-        matcher compiled for the last token (while it is held), the remembered
-        group selections, and what usage queries keep (before the first one, a
-        bound on what it will keep).  An estimate from above, cheap enough to
+        """About how many bytes this object keeps now, from above: the parsed
+        tables, the last token's matcher (while held), the remembered selections
+        and what usage queries keep (before the first, a bound).  Cheap enough to
         call on every cache store."""
         parsed = self._parsed
         size = sys.getsizeof(self) + parsed.size() + sys.getsizeof(self._last_groups)
@@ -292,8 +280,8 @@ class RobotsTxt:
         return Rule(line, parsed.spellings[spelling], pattern, allow, agents)
 
     def _matcher_for(self, token: str) -> Matcher:
-        """``token``'s matcher: its groups selected (and remembered as the last
-        token's), compiled unless the matcher held is for the same groups."""
+        """``token``'s matcher, its groups remembered as the last token's;
+        compiled unless the matcher held is for the same groups."""
         numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
             memo = self._memo
@@ -330,7 +318,7 @@ class RobotsTxt:
         memo = self._memo
         if memo is not None and token in memo:
             return memo[token]
-        name = _groups.check_token(token, self.standard)
+        name = _tokens.check_token(token, self.standard)
         groups = self._parsed.groups
         rfc9309 = self.standard == RFC9309
         agents = [
@@ -342,10 +330,12 @@ class RobotsTxt:
         # not one per cached origin.
         return _SMALL_SELECTIONS.get(found, found)
 
-    def _extra_groups(self, token: str) -> tuple[int, ...]:
-        """The groups whose Crawl-delay / Request-rate apply: none in 1994."""
+    def _extras(self, token: str) -> list[Extras]:
+        """Crawl-delay and Request-rate of each group for ``token``: none in 1994."""
         groups = self._select(token)  # validates the token in both modes
-        return groups if self.standard == RFC9309 else ()
+        if self.standard != RFC9309:
+            return []
+        return [self._parsed.extras_of(group) for group in groups]
 
 
 def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:

@@ -1,4 +1,5 @@
-"""The crawler's product token, as each standard reads a ``User-Agent`` value."""
+"""The crawler's product token: as each standard reads a ``User-Agent`` value, and as
+each checks a token a caller gives."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 
 from scrapy_robots_std.robotstxt.reader import RFC9309, STD1994
 
-__all__ = ["as_text", "fallback_token", "product_token"]
+__all__ = ["as_text", "check_token", "fallback_token", "product_token"]
 
 
 def as_text(value: str | bytes | bytearray) -> str:
@@ -16,27 +17,24 @@ def as_text(value: str | bytes | bytearray) -> str:
     return bytes(value).decode("utf-8", errors="replace")
 
 
-#: Token used in rfc9309 mode when no usable product token can be derived from the
-#: user agent. RFC 9309 compares tokens for equality, so this names no real group and
-#: only the ``*`` groups apply.
+# The token of a crawler without a usable product token, per standard: it names
+# no group, so only ``*`` groups apply (RFC 9309 compares tokens for equality; in
+# 1994 a record applies when its agent is a substring of the robot's name, and
+# ``*`` holds no name but ``*``).
 UNNAMED_TOKEN_RFC9309 = "scrapy-robots-std-unnamed-crawler"
-#: Token used in 1994 mode in the same situation. The 1994 rule is "the record's
-#: agent is a substring of the robot's name"; ``*`` contains no agent name except
-#: ``*`` itself, so again only the ``*`` record applies.
 UNNAMED_TOKEN_1994 = "*"
 
+#: RFC 9309 2.2.1: a product token is letters, "_" and "-".
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
 
 
 def product_token(user_agent: str | bytes, standard: str = RFC9309) -> str | None:
-    """Return the crawler's product token from a ``User-Agent`` value, or ``None``.
+    """The crawler's product token from a ``User-Agent`` value, or ``None`` when
+    nothing usable is left (an empty header, ``"2bot"`` in rfc9309 mode).
 
-    The first whitespace-separated product is taken and its version (from ``/``) is
-    dropped: ``"Scrapy/2.19 (+https://scrapy.org)"`` gives ``"Scrapy"``. In rfc9309
-    mode the result is further cut to its leading ``[A-Za-z_-]+``, which is the only
-    shape RFC 9309 allows for a product token (``"Foo.Bot/1"`` gives ``"Foo"``).
-    ``None`` means nothing usable was left (an empty header, ``"2bot"`` in rfc9309
-    mode, ...).
+    The first product without its version: ``"Scrapy/2.19 (+https://scrapy.org)"``
+    gives ``"Scrapy"``; in rfc9309 mode only its leading ``[A-Za-z_-]+``, the shape
+    RFC 9309 allows (``"Foo.Bot/1"`` gives ``"Foo"``).
     """
     words = as_text(user_agent).split(None, 1)
     if not words:
@@ -51,3 +49,28 @@ def product_token(user_agent: str | bytes, standard: str = RFC9309) -> str | Non
 def fallback_token(standard: str) -> str:
     """The token for a crawler with no usable product token: only ``*`` groups apply."""
     return UNNAMED_TOKEN_1994 if standard == STD1994 else UNNAMED_TOKEN_RFC9309
+
+
+def check_token(token: object, standard: str) -> str:
+    """``token`` lower-cased, or ``ValueError`` when the standard cannot read it."""
+    if (
+        isinstance(token, str)
+        and standard == RFC9309
+        and _PRODUCT_TOKEN.fullmatch(token)
+    ):
+        return token.lower()
+    if not isinstance(token, str):
+        raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
+    if not token:
+        raise ValueError("token must not be empty")
+    if any(char.isspace() for char in token) or "/" in token:
+        raise ValueError(
+            f"invalid token {token!r}: give the product token only"
+            " (no spaces, no '/version')"
+        )
+    if standard == RFC9309:
+        raise ValueError(
+            f"invalid product token {token!r}: RFC 9309 tokens may contain only"
+            " letters, '_' and '-'"
+        )
+    return token.lower()

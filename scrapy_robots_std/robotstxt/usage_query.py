@@ -1,15 +1,12 @@
-"""The robots.txt part of a URL's usage preferences, and which lines give it.
+"""The robots.txt part of a URL's usage preferences (:meth:`RobotsTxt.usage`).
 
-:func:`for_url` answers :meth:`RobotsTxt.usage`: the file's usage lines are read
-into :class:`UsageSource` statements on the first query (``usage_rules`` keeps them
-unread until then), and those that speak for one (URL, token) are combined.
-
-The groups are chosen as access chooses them (:func:`groups.select`, RFC 9309
+The file's usage lines are read into :class:`UsageSource` statements on the first
+query.  Groups are chosen as access chooses them (:func:`groups.select`, RFC 9309
 2.2.1), over the usage partition of the user-agent lines (``usage_rules``).
-``Content-Usage`` paths match as RFC 9309 2.2.2 Allow/Disallow patterns do, in
-both standards (attach-05 section 3 builds on RFC 9309): the longest match, with
-the access rules' pattern match and its budget of work per check; past it, the
-query has no answer (docs/standards.md, "Hostile files").
+``Content-Usage`` paths match as RFC 9309 2.2.2 patterns do, in both standards
+(attach-05 section 3 builds on RFC 9309): the longest match, with the access
+rules' budget of work per check; past it, no answer (docs/standards.md,
+"Hostile files").
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import patterns as _patterns
+from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt.patterns import TRY_WORK, wildcard_work, work_budget
 from scrapy_robots_std.robotstxt.reader import RFC9309
 from scrapy_robots_std.robotstxt.usage_rules import (
@@ -48,8 +46,7 @@ if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.parser import Parsed
     from scrapy_robots_std.robotstxt.usage_rules import UsageRules
 
-#: The constants every source refers to: counted nowhere (they are the usage
-#: package's) when what a query keeps is measured.
+#: Constants every source refers to: not counted in what a query keeps.
 _SHARED: Final = frozenset(
     map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN))
 ).union(
@@ -77,12 +74,8 @@ def summary(parsed: Parsed) -> UsageSummary:
     rules = parsed.usage
     if rules is None:
         return UsageSummary()
-    return UsageSummary(
-        rules.count(CONTENT_USAGE),
-        rules.count(CONTENT_SIGNAL),
-        rules.invalid,
-        rules.outside,
-    )
+    usage, signal = rules.count(CONTENT_USAGE), rules.count(CONTENT_SIGNAL)
+    return UsageSummary(usage, signal, rules.invalid, rules.outside)
 
 
 def for_url(
@@ -141,14 +134,13 @@ def select(
     standard: str,
     token: str,
 ) -> tuple[Line, ...] | None:
-    """The lines of the groups that apply to ``token``, in file order; None when
-    no group of the file applies to it at all.  ``lines``: every line of the
-    file, read.  Remembered per token, and tokens that choose the same lines
-    share one tuple."""
+    """The lines (of ``lines``, every line read) of the groups that apply to
+    ``token``, in file order; None when no group does.  Remembered per token;
+    tokens that choose the same lines share one tuple."""
     selections = rules.selections
     if token in selections:
         return selections[token]
-    name = _groups.check_token(token, standard)
+    name = _tokens.check_token(token, standard)
     found = _chosen(rules, lines, all_agents(), standard, name)
     if found is not None:
         found = next(
@@ -172,14 +164,10 @@ def _chosen(
     kept: list[Sequence[str]] = [agents[bounds[i] : bounds[i + 1]] for i in starts]
     if standard == RFC9309:
         # Whether some group names the token counts every user-agent line, also
-        # those of the groups without usage lines, which are not kept: one more
-        # group, holding no line, has them.
-        rest: list[str] = []
-        start = 0
-        for i in starts:
-            rest += agents[start : bounds[i]]
-            start = bounds[i + 1]
-        kept.append((*rest, *agents[start:]))
+        # those of the groups not kept (no usage lines): one more group, holding
+        # no line, has them.
+        inside = {at for i in starts for at in range(bounds[i], bounds[i + 1])}
+        kept.append([agent for at, agent in enumerate(agents) if at not in inside])
     chosen = _groups.select(kept, name, standard)
     if not chosen:
         return None
@@ -197,55 +185,41 @@ def _chosen(
 def applying(
     parts: tuple[tuple[Line, ...], ...], path: bytes
 ) -> tuple[Line, ...] | None:
-    """The lines of ``parts`` (the file-wide lines, the token's groups' lines)
-    that speak for ``path``: each part's longest-matching Content-Usage lines
-    (:func:`longest`), then every Content-Signal line; a repeated value once.
-    None when finding them takes more work than one check may
-    (:func:`patterns.work_budget`, shared by the parts)."""
+    """The lines of ``parts`` (file-wide lines, the token's groups' lines) that
+    speak for ``path``: in each part, the Content-Usage lines whose path matches
+    with the greatest length or, when none does, those without a path; then every
+    Content-Signal line; a repeated value once.  None when that takes more work
+    than one check may (:func:`patterns.work_budget`, for all parts): an untried
+    line might have matched."""
     left = work_budget(len(path))
     found: list[Line] = []
     for part in parts:
-        longest_lines, left = longest(part, path, left)
-        if longest_lines is None:
-            return None
-        found += longest_lines
+        cost = best = 0
+        longest: list[Line] = []
+        everywhere: list[Line] = []
+        for line in part:
+            pattern = line.pattern
+            if pattern is None or len(pattern) < best:
+                continue
+            if not pattern:
+                everywhere.append(line)
+                continue
+            if left < cost:  # another try like the last would overdraw the budget
+                return None
+            done = wildcard_work(path, pattern)
+            cost = TRY_WORK + (~done if done < 0 else done)
+            left -= cost
+            if done < 0:
+                if len(pattern) > best:
+                    best, longest = len(pattern), []
+                longest.append(line)
+        found += longest if best else everywhere
     signals = [line for part in parts for line in part if line.pattern is None]
     return distinct(found) + distinct(signals)
 
 
-def longest(
-    lines: tuple[Line, ...], path: bytes, left: int
-) -> tuple[list[Line] | None, int]:
-    """The Content-Usage lines of ``lines`` whose path matches ``path`` with the
-    greatest length or, when none does, those without a path, and what is left of
-    the budget ``left``.  None when another try would overdraw it: an untried line
-    might have matched."""
-    cost = best = 0
-    found: list[Line] = []
-    everywhere: list[Line] = []
-    for line in lines:
-        pattern = line.pattern
-        if pattern is None or len(pattern) < best:
-            continue
-        if not pattern:
-            everywhere.append(line)
-            continue
-        if left < cost:
-            # Another try like the last would overdraw the budget.
-            return None, left
-        done = wildcard_work(path, pattern)
-        cost = TRY_WORK + (~done if done < 0 else done)
-        left -= cost
-        if done < 0:
-            if len(pattern) > best:
-                best, found = len(pattern), []
-            found.append(line)
-    return (found if best else everywhere), left
-
-
 def distinct(lines: Sequence[Line]) -> tuple[Line, ...]:
-    """``lines`` without repeated values, the first of each where it is: the same
-    value twice adds nothing to a most-restrictive combination."""
+    """``lines`` without repeated values (the first of each, where it is)."""
     kept: dict[int, Line] = {}
     for line in lines:
         kept.setdefault(line.first, line)

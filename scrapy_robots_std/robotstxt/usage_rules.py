@@ -1,10 +1,10 @@
 """``Content-Usage`` and ``Content-Signal`` lines of a robots.txt, kept compactly.
 
 The parser hands over the lines that shape groups (user-agent, rules, blank lines in
-1994 mode) only when a body holds a usage line; most bodies hold none and pay
-nothing.  What is kept is two arrays and one bytes object.  The first query reads
-every line at once (``usage_query``) and measures what that keeps; before it,
-:meth:`UsageRules.size` counts a bound worked out from the lines' lengths.
+1994 mode) only when a body holds a usage line; most hold none and pay nothing.
+What is kept is two arrays and one bytes object.  The first query reads every line
+(``usage_query``) and measures what that keeps; before it, :meth:`UsageRules.size`
+counts a bound worked out from the lines' lengths.
 
 Grouping.  attach-05 section 3 makes both lines group rules, so a user-agent line
 after one starts a new group.  Google's reference parser (whose groups decide access
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from dataclasses import fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.usage import vocab as _vocab
@@ -54,21 +54,13 @@ class Entry(NamedTuple):
     value: bytes  # comment cut, whitespace stripped
 
 
-class Note(NamedTuple):
-    """An invalid usage value (a file-wide line gets no note)."""
-
-    line: int
-    detail: str
-
-
 class Line(NamedTuple):
     """One usage line, read for queries."""
 
-    #: the path normalised as RFC 9309 patterns are; b"" for a Content-Usage line
-    #: without one, None for Content-Signal
+    #: the path from :func:`split_value`, normalised as RFC 9309 patterns are
     pattern: bytes | None
-    #: the index of the first line with the same value: a repeated value adds
-    #: nothing to a most-restrictive combination
+    #: the first line with the same value: a repeat adds nothing to a
+    #: most-restrictive combination
     first: int
     source: UsageSource
 
@@ -85,43 +77,30 @@ def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
     return path, value[len(path) :].lstrip(b" \t")
 
 
+@dataclass(slots=True, eq=False)
 class UsageRules:
     """A body's usage lines and the usage groups that hold them.
 
-    ``codes[i]`` is line ``i``'s number << 1 | its kind; its value is the
-    ``i``-th item of ``values.split(b"\\n")``: first the ``outside`` file-wide
-    lines, then the groups' lines.  ``groups`` holds three numbers per kept group:
-    its first agent, the agent after its last (indexes into
-    ``Parsed.all_agents()``, every user-agent line in file order) and the usage
-    line after its last.  rfc9309 keeps the groups that hold usage lines; 1994
-    every record with a rule, since the first record naming the robot wins even
-    without any.
+    ``codes[i]`` is line ``i``'s number << 1 | its kind, its value the ``i``-th of
+    ``values.split(b"\\n")``: the ``outside`` file-wide lines, then the groups'.
+    ``groups`` holds three numbers per kept group: its first agent, the agent after
+    its last (indexes into ``Parsed.all_agents()``) and the usage line after its
+    last.  rfc9309 keeps the groups that hold usage lines; 1994 every record with a
+    rule, since the first record naming the robot wins even without any.
     """
 
-    __slots__ = (
-        "codes",
-        "groups",
-        "invalid",
-        "outside",
-        "read",
-        "reserve",
-        "selections",
-        "values",
-    )
-
-    def __init__(self) -> None:
-        self.codes = array("I")
-        self.groups = array("I")
-        self.values = b""
-        self.outside = 0  # file-wide lines
-        self.invalid = 0
-        #: a bound on what the first query keeps (:func:`reserve`)
-        self.reserve = 0
-        #: every line read (the first query does it) and the bytes that keeps
-        self.read: tuple[tuple[Line, ...], int] | None = None
-        #: token -> the lines of its groups (tokens that choose the same lines
-        #: share one tuple), or None when no group applies; filled by queries
-        self.selections: dict[str, tuple[Line, ...] | None] = {}
+    codes: array[int] = field(default_factory=lambda: array("I"))
+    groups: array[int] = field(default_factory=lambda: array("I"))
+    values: bytes = b""
+    outside: int = 0  # file-wide lines
+    invalid: int = 0
+    #: a bound on what the first query keeps (:func:`reserve`)
+    reserve: int = 0
+    #: every line read (the first query does it) and the bytes that keeps
+    read: tuple[tuple[Line, ...], int] | None = None
+    #: token -> the lines of its groups (tokens that choose the same lines
+    #: share one tuple), or None when no group applies; filled by queries
+    selections: dict[str, tuple[Line, ...] | None] = field(default_factory=dict)
 
     def lines(self) -> Iterator[tuple[int, int, bytes]]:
         """Each line's number, kind and value: file-wide lines, then groups'."""
@@ -160,22 +139,18 @@ class UsageRules:
 
 # -- bytes kept ----------------------------------------------------------------------
 
-#: Beside ``sys.getsizeof``, what an instance of a dataclass keeps for its
-#: attributes: from CPython 3.11 on, their values in an array of its own (this much
-#: and a pointer per field, from above; reading ``__dict__`` would make a dict);
-#: before, its ``__dict__``.
+#: Beside ``sys.getsizeof``, what a dataclass instance keeps for its attributes:
+#: from CPython 3.11, an array of values (this much and a pointer per field;
+#: reading ``__dict__`` would make a dict); before, its ``__dict__``.
 _INSTANCE_VALUES = 32
 _INLINE_VALUES = sys.version_info >= (3, 11)
 
 
 def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
-    """The bytes ``roots`` keep, with everything they hold (``sys.getsizeof``),
-    each object once: tuples and dataclass instances are followed (what a read
-    line holds).  ``counted``: ids of objects counted elsewhere (module
-    constants).  Objects the interpreter shares (None, small ints, the empty
-    tuple, empty and one-character strings) count nothing.  Run once per file
-    read (a few hundred objects), never per query.
-    """
+    """The bytes ``roots`` keep with all they hold, each object once, following
+    tuples and dataclass instances (what a read line holds); nothing for
+    ``counted`` (ids of module constants) and what the interpreter shares.  Run
+    once per file read (a few hundred objects), never per query."""
     seen = set(counted)
     stack = list(roots)
     total = 0
@@ -244,11 +219,10 @@ def reserve(values: Iterable[bytes]) -> int:
 
 def collect(
     entries: Iterable[Entry], *, every_record: bool
-) -> tuple[UsageRules, list[Note]]:
+) -> tuple[UsageRules, list[tuple[int, str]]]:
     """The usage table of a body from its group-shaping lines, in file order, and
-    the notes to report (invalid values).  A usage line outside any group is
-    file-wide: kept first, before the groups' lines."""
-    rules = UsageRules()
+    a (line, detail) note for each invalid value.  A usage line outside any group
+    is file-wide: kept first, before the groups' lines."""
     codes: list[int] = []
     values: list[bytes] = []
     wide: list[tuple[int, bytes]] = []
@@ -272,45 +246,48 @@ def collect(
             if role <= CONTENT_SIGNAL:
                 codes.append(line << 1 | role)
                 values.append(value)
-    rules.outside = len(wide)
     codes[:0] = [code for code, _ in wide]
     values[:0] = [value for _, value in wide]
     if len(codes) > MAX_USAGE_LINES:
         # Kept as counts only: every preference of the file is unknown.
-        rules.invalid = len(codes)
         detail = (
             f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
             f"({len(codes)}): every usage preference of this file is unknown"
         )
-        return rules, [Note(sorted(codes)[MAX_USAGE_LINES] >> 1, detail)]
+        rules = UsageRules(outside=len(wide), invalid=len(codes))
+        return rules, [(sorted(codes)[MAX_USAGE_LINES] >> 1, detail)]
     bounds: list[int] = []
     ends = [found[3] for found in groups[1:]] + [len(codes) - len(wide)]
     for (first, last, has_rule, start), end in zip(groups, ends, strict=False):
         if has_rule if every_record else end > start:
             bounds += (first, last, end + len(wide))
-    rules.groups = array("I", bounds)
-    rules.codes = array("I", codes)
-    rules.values = b"\n".join(values)
-    rules.reserve = reserve(values)
-    notes: list[Note] = []
-    _check_values(rules, notes)
+    notes = _invalid_values(codes, values)
+    rules = UsageRules(
+        array("I", codes),
+        array("I", bounds),
+        b"\n".join(values),
+        outside=len(wide),
+        invalid=len(notes),
+        reserve=reserve(values),
+    )
     return rules, notes
 
 
-def _check_values(rules: UsageRules, notes: list[Note]) -> None:
-    """Read each distinct preference once, to report the invalid ones now."""
+def _invalid_values(codes: list[int], values: list[bytes]) -> list[tuple[int, str]]:
+    """A note for each line whose preference does not read (each distinct
+    preference read once)."""
     errors: dict[bytes, str | None] = {}
-    for number, kind, value in rules.lines():
-        preference = split_value(kind, value)[1]
+    notes = []
+    for code, value in zip(codes, values, strict=True):
+        preference = split_value(code & 1, value)[1]
         if preference not in errors:
             errors[preference] = read_statement(AIPREF, preference)[2]
         error = errors[preference]
         if error is not None:
-            rules.invalid += 1
             shown = value.decode("utf-8", "replace")
-            field = KIND_VOCABULARIES[kind].field
             detail = (
-                f"{field} value {shown!r} is not a structured-field"
-                f" Dictionary ({error}): every category unknown"
+                f"{KIND_VOCABULARIES[code & 1].field} value {shown!r} is not a"
+                f" structured-field Dictionary ({error}): every category unknown"
             )
-            notes.append(Note(number, detail))
+            notes.append((code >> 1, detail))
+    return notes

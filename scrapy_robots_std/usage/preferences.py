@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 #: Most characters of a statement's value that its text (a drop line) shows.
 _SHOWN_VALUE: Final = 200
 
+# Why usage preferences are what they are.  "no-group" and "too-complex" are
+# also the access verdict's (robotstxt.robots.Decision.reason): defined once, here.
 REASON_RULES = "rules"  # at least one statement applies
 REASON_NO_STATEMENT = "no-statement"  # the group states nothing for this URL
 REASON_NO_GROUP = "no-group"  # no group applies to the token, no file-wide line
