@@ -2,23 +2,22 @@
 
 A parsed file keeps its rules in file order, compactly (``layout.Rules``). The
 first check for a token compiles the rules of the token's groups into a
-:class:`Matcher`, merged and in match order:
+:class:`Matcher`, merged and in match order: a *chain* of nodes sorted by
+literal prefix (what every path a pattern matches starts with, RFC 9309 2.2.2).
+A node is a plain pattern (its own prefix) or the *run* of every wildcard
+pattern (``*``, or a final ``$``) with that prefix, best candidate first. Each
+node is linked to the nearest one before it whose prefix starts its own: the
+nodes whose prefix starts a path all lie on one chain of links, from the last
+node that sorts before the path, so a check is a binary search and a short walk.
 
-* the **chain**: every pattern that does not start with ``*`` or ``/*``, sorted by
-  its literal prefix, each linked to the nearest entry before it whose prefix
-  starts its own. The entries whose prefix starts a path all lie on one chain of
-  links, from the last entry that sorts before the path: a binary search and a
-  short walk;
-* the **rooted** run: the wildcard patterns whose literal prefix is ``""`` or
-  ``"/"`` (they would start every chain), best candidate first, tried until one
-  matches or none left can win; one whose *needle* (a longest piece) the path
-  does not hold is passed over.
-
-Every wildcard pattern tried is charged to one budget of work (``patterns.Budget``).
-Up to :data:`HOT_ENTRIES` entries a matcher holds ``bytes`` objects (the search and
-the needles run in C); a larger one reads the file's own tables. Compiled matchers
-are held within :data:`RING_BYTES` process-wide (:class:`Ring`), so a cached origin
-that is not being crawled keeps only what the parse made.  See docs/design.md.
+A run is tried until a pattern matches or none left can beat the best match so
+far; a pattern whose *needle* (a longest piece) the path does not hold is passed
+over. Every pattern tried and every needle searched is charged to one budget of
+work (``patterns.Budget``). Up to :data:`HOT_ENTRIES` entries a matcher holds
+``bytes`` objects (the search and a run's needles run in C); a larger one reads
+the file's own tables. Compiled matchers are held within :data:`RING_BYTES`
+process-wide (:class:`Ring`), so a cached origin that is not being crawled keeps
+only what the parse made.  See docs/design.md.
 """
 
 from __future__ import annotations
@@ -29,25 +28,33 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
-from itertools import compress
+from itertools import accumulate, compress, repeat
+from itertools import chain as _chain
+from operator import contains, itemgetter, not_
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX, Indexed
+from scrapy_robots_std.robotstxt.patterns import Budget
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from scrapy_robots_std.robotstxt.layout import Rules
 
-#: Matchers of more entries keep no ``bytes`` object per pattern.
-HOT_ENTRIES = 1_024
+#: Matchers of more entries, or that would hold more bytes, keep no ``bytes``
+#: object per pattern: a hostile 500 KiB file keeps at most 1 MiB.
+HOT_ENTRIES = 2_048
+HOT_BYTES = 256 << 10
 #: What the compiled matchers of the whole process may hold (as ``Matcher.size``
 #: counts it); the matcher compiled last is kept even when it alone is larger.
 RING_BYTES = 4 << 20
 
-_ROOTS = (b"", b"/")
 _T_co = TypeVar("_T_co", covariant=True)
+# Needles are text: ``in`` on bytes raises (and clears) an exception on CPython
+# 3.11, and bytes.find and bytes.count parse their arguments as a tuple.
+_TEXT = "latin-1"
+_UNMARKED = bytes(sorted(set(range(256)).difference(b"*$\n")))
 
 
 class Column(Protocol[_T_co]):
@@ -68,24 +75,27 @@ class Matcher:
         "patterns",
         "prefixes",
         "reject",
-        "rooted",
-        "rooted_candidates",
+        "run_candidates",
         "size",
+        "starts",
     )
 
     def __init__(
         self,
         groups: tuple[int, ...],
-        chain: tuple[Column[bytes], Column[bytes], Column[int], Column[int]],
-        rooted: tuple[Column[bytes], Column[int], Column[bytes]],
+        chain: tuple[Column[bytes], Column[int], Column[int], Column[int]],
+        runs: tuple[Column[bytes], Column[int], Column[str]],
         size: int,
     ) -> None:
         self.groups = groups  # the group numbers it was compiled from
-        self.prefixes, self.patterns, self.candidates, self.links = chain
-        # The rooted run, and each pattern's needle (see _needle).
-        self.rooted, self.rooted_candidates, self.needles = rooted
-        # The work a quick reject costs per unit of the path it searched: none
-        # while the rejects are bounded by HOT_ENTRIES searches in C.
+        # Each node's prefix, best candidate, link, and where its run starts:
+        # node ``at``'s run is ``starts[at]:starts[at + 1]``, empty for a plain
+        # pattern (and ``starts`` is empty when no pattern is a wildcard).
+        self.prefixes, self.candidates, self.links, self.starts = chain
+        # The runs' patterns, candidates and needles (see _needle), run after run.
+        self.patterns, self.run_candidates, self.needles = runs
+        # 0: a run's needles may be searched in C, charged at once; 1: each one
+        # is searched and charged by itself (the columns are read in Python).
         self.reject = 0 if isinstance(self.needles, tuple) else 1
         self.size = size  # bytes it keeps, an estimate from above
 
@@ -94,66 +104,94 @@ def compile_rules(
     rules: Rules, groups: tuple[int, ...], spans: Iterable[range]
 ) -> Matcher:
     """Compile the entries of ``spans`` (the token's groups' runs) of ``rules``."""
-    entries = [entry for span in spans for entry in span]
+    spans = list(spans)
+    entries = list(_chain.from_iterable(spans))
     if not entries:
         return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
     every = rules.patterns()
-    found = [every[entry] for entry in entries]
+    found = list(_chain.from_iterable(every[span.start : span.stop] for span in spans))
     candidates = rules.candidates(entries, found)
-    prefixes, order, rooted = _match_order(rules.rfc9309, found, candidates)
-    chained = tuple([prefixes[at] for at in order])
-    links = _links(chained)
-    if len(entries) > HOT_ENTRIES:
+    prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
+    wild = list(_chain.from_iterable(runs))
+    starts = list(accumulate(map(len, runs), initial=0)) if wild else None
+    links = _links(prefixes)
+    run_patterns = tuple([found[at] for at in wild])
+    # Its bytes objects, slots and ints (measured with tracemalloc): each
+    # pattern, node, and wildcard's needle and run prefix (together at most as
+    # long as its pattern).
+    size = 8 * len(entries) + 88 * len(wild) + 56 * len(nodes) + 800
+    size += sum(map(len, found)) + sum(map(len, run_patterns))
+    if len(entries) > HOT_ENTRIES or size > HOT_BYTES:
         return _compact(
             Indexed(rules, every),
             groups,
-            (array("i", [entries[at] for at in order]), links),
-            array("i", [entries[at] for at in rooted]),
+            (array("i", [entries[at] for at in nodes]), links, starts),
+            array("i", [entries[at] for at in wild]),
         )
-    rooted_patterns = tuple([found[at] for at in rooted])
     return Matcher(
         groups,
         (
-            chained,
-            chained if prefixes is found else tuple([found[at] for at in order]),
-            array("q", [candidates[at] for at in order]),
-            () if links is None else array("h", links),
+            prefixes,
+            array("q", heads),
+            () if links is None else array("i", links),
+            () if starts is None else array("i", starts),
         ),
         (
-            rooted_patterns,
-            array("q", [candidates[at] for at in rooted]) if rooted else (),
-            tuple(map(_needle, rooted_patterns)),
+            run_patterns,
+            array("q", [candidates[at] for at in wild]),
+            tuple([_needle(pattern).decode(_TEXT) for pattern in run_patterns]),
         ),
-        80 * len(entries) + sum(map(len, found)) + 600,
+        size,
     )
 
 
 def _match_order(
     rfc9309: bool, found: list[bytes], candidates: list[int]
-) -> tuple[list[bytes], list[int], list[int]]:
-    """Each pattern's literal prefix (``found`` itself when the chain holds
-    no special pattern); the positions of the chain, sorted by prefix, and of
-    the rooted run, best candidate first."""
-    rooted: list[int] = []
-    prefixes = found  # 1994 has no special characters: every pattern is a prefix
+) -> tuple[
+    tuple[bytes, ...], tuple[int, ...], tuple[int, ...], tuple[Sequence[int], ...]
+]:
+    """The chain's nodes, sorted by prefix: each one's prefix, best candidate,
+    position in ``found`` (a plain pattern's, or its run's best) and run (the
+    positions of its wildcard patterns, best first; none for a plain one)."""
+    count = len(found)
     joined = b"\n".join(found)
-    if rfc9309 and (joined.find(b"*") >= 0 or joined.find(b"$") >= 0):
-        special = [
-            at
-            for at, pattern in enumerate(found)
-            if pattern.find(b"*") >= 0 or pattern[-1:] == b"$"
-        ]
-        prefixes = found[:]
-        for at in special:
-            prefixes[at] = _patterns.literal_prefix(found[at])
-        rooted = [at for at in special if prefixes[at] in _ROOTS]
-        if len(rooted) == len(special):
-            prefixes = found  # the chain's patterns are their own prefixes
-    chain: Iterable[int] = range(len(found))
-    if rooted:
-        chain = sorted(set(chain).difference(rooted))  # in file order
-    rooted.sort(key=candidates.__getitem__, reverse=True)
-    return prefixes, sorted(chain, key=prefixes.__getitem__), rooted
+    chain: list[tuple[bytes, int, int, Sequence[int]]]
+    if not rfc9309 or (joined.find(b"*") < 0 and joined.find(b"$") < 0):
+        # 1994 has no special characters: every pattern is a plain one.
+        chain = list(zip(found, candidates, range(count), repeat(())))
+    else:
+        chain = _with_runs(found, candidates, joined)
+    chain.sort(key=itemgetter(0))
+    prefixes, heads, nodes, runs = zip(*chain, strict=True)
+    return prefixes, heads, nodes, runs
+
+
+def _with_runs(
+    found: list[bytes], candidates: list[int], joined: bytes
+) -> list[tuple[bytes, int, int, Sequence[int]]]:
+    """The nodes of a file with wildcard patterns (``joined``: its patterns,
+    one per line): a plain pattern each, and a run of every wildcard pattern
+    with the same literal prefix."""
+    # Each pattern's "*" and "$", picked out in C: most patterns have none.
+    marks = joined.translate(None, _UNMARKED).split(b"\n")
+    special = list(compress(range(len(found)), marks))
+    plain = sorted(set(range(len(found))).difference(special))
+    chain: list[tuple[bytes, int, int, Sequence[int]]]
+    chain = [(found[at], candidates[at], at, ()) for at in plain]
+    runs: dict[bytes, list[int]] = {}
+    for at in special:
+        pattern = found[at]
+        literal = _patterns.literal_prefix(pattern)
+        # A path starts with "/" (RFC 9309 2.2.2): "*.pdf" joins the run of "/*.pdf".
+        prefix = literal or b"/"
+        if len(literal) + pattern.count(b"*") == len(pattern):
+            chain.append((prefix, candidates[at], at, ()))  # "/a/*" is "/a/"
+        else:
+            runs.setdefault(prefix, []).append(at)
+    for prefix, run in runs.items():
+        run.sort(key=candidates.__getitem__, reverse=True)
+        chain.append((prefix, candidates[run[0]], run[0], run))
+    return chain
 
 
 def _needle(pattern: bytes, pieces: int = 16) -> bytes:
@@ -167,37 +205,37 @@ def _needle(pattern: bytes, pieces: int = 16) -> bytes:
 def _compact(
     rules: Indexed,
     groups: tuple[int, ...],
-    chain: tuple[array[int], list[int] | None],
-    rooted: array[int],
+    chain: tuple[array[int], list[int] | None, list[int] | None],
+    wild: array[int],
 ) -> Matcher:
     """A hostile file's matcher: its entries in match order (and the chain's
-    links), read through the file's tables: a few bytes per rule."""
-    order, links = chain
-    held = [order, rooted] + ([] if links is None else [array("i", links)])
+    links and runs), read through the file's tables: a few bytes per rule."""
+    nodes, links, starts = chain
+    held = [nodes, wild, array("i", links or ()), array("i", starts or ())]
     prefix = _prefix if rules.rules.rfc9309 else Indexed.pattern
     return Matcher(
         groups,
         (
-            _View(rules, order, prefix),
-            _View(rules, order, Indexed.pattern),
-            _View(rules, order, Indexed.candidate),
+            _View(rules, nodes, prefix),
+            _View(rules, nodes, Indexed.candidate),
             held[2] if links is not None else (),
+            held[3] if starts is not None else (),
         ),
         (
-            _View(rules, rooted, Indexed.pattern),
-            _View(rules, rooted, Indexed.candidate),
-            _View(rules, rooted, _needle_of),
+            _View(rules, wild, Indexed.pattern),
+            _View(rules, wild, Indexed.candidate),
+            _View(rules, wild, _needle_of),
         ),
         sum(map(sys.getsizeof, held)) + rules.size() + 600,
     )
 
 
 def _prefix(rules: Indexed, entry: int) -> bytes:
-    return _patterns.literal_prefix(rules.pattern(entry))
+    return _patterns.literal_prefix(rules.pattern(entry)) or b"/"
 
 
-def _needle_of(rules: Indexed, entry: int) -> bytes:
-    return _needle(rules.pattern(entry), 2)
+def _needle_of(rules: Indexed, entry: int) -> str:
+    return _needle(rules.pattern(entry), 2).decode(_TEXT)
 
 
 class _View(Generic[_T_co]):
@@ -220,16 +258,16 @@ class _View(Generic[_T_co]):
         return self.read(self.rules, self.order[at])
 
 
-def _links(prefixes: tuple[bytes, ...]) -> list[int] | None:
+def _links(prefixes: Sequence[bytes]) -> list[int] | None:
     """For each sorted prefix, the nearest one before it that starts it (equal
     ones included; it is on the chain of links of the prefix just before), or
     -1; None when no prefix starts its neighbour (no links)."""
-    count = len(prefixes)
-    if count < 2 or not any(map(bytes.startswith, prefixes[1:], prefixes)):
+    follows = list(map(bytes.startswith, prefixes[1:], prefixes))
+    if not any(follows):
         return None
-    links = [-1] * count
-    for index in range(1, count):
-        prefix, link = prefixes[index], index - 1
+    links = list(range(-1, len(prefixes) - 1))  # the one before, at first
+    for index in compress(range(1, len(prefixes)), map(not_, follows)):
+        prefix, link = prefixes[index], links[index - 1]
         while link >= 0 and not prefix.startswith(prefixes[link]):
             link = links[link]
         links[index] = link
@@ -245,57 +283,63 @@ def best_match(matcher: Matcher, path: bytes) -> int:
     :func:`~scrapy_robots_std.robotstxt.patterns.work_budget` allows."""
     budget = None
     best = NO_MATCH
-    prefixes, links = matcher.prefixes, matcher.links
+    prefixes, candidates, links, starts = (
+        matcher.prefixes,
+        matcher.candidates,
+        matcher.links,
+        matcher.starts,
+    )
     at = bisect_right(prefixes, path) - 1
     while at >= 0:
-        prefix = prefixes[at]
-        if path.startswith(prefix):
-            found = matcher.candidates[at]
-            if found > best:
-                pattern = matcher.patterns[at]
-                if pattern is prefix:
-                    best = found
-                else:
-                    budget = budget or _patterns.Budget(len(path))
-                    if _matches(path, pattern, budget):
-                        best = found
-                    if budget.left < 0:
-                        return TOO_COMPLEX
+        found = candidates[at]
+        if found > best and path.startswith(prefixes[at]):
+            if not starts or starts[at] == starts[at + 1]:
+                best = found  # a plain pattern: its prefix
+            else:
+                run = range(starts[at], starts[at + 1])
+                best, budget = _run(matcher, path, run, best, budget)
+                if best == TOO_COMPLEX:
+                    return best
         at = links[at] if links else -1
-    if matcher.rooted:
-        return _best_first(matcher, path, best, budget)
     return best
 
 
-def _best_first(
-    matcher: Matcher, path: bytes, best: int, budget: _patterns.Budget | None
-) -> int:
-    """The rooted run, best candidate first: the first pattern that matches
-    decides; one that cannot beat ``best`` ends the run.  A pattern whose
-    needle is not in the path is passed over: a quick reject, in C in a matcher
-    of at most HOT_ENTRIES, else charged as the search of the path it is."""
-    needles = matcher.needles
-    reject = matcher.reject * (1 + len(path) // _patterns.SCANNED_BYTES_PER_WORK)
-    tried: Iterable[int] = range(len(needles))
-    if isinstance(needles, tuple):  # only those whose needle the path holds, in C
-        tried = compress(tried, map(path.count, needles))
+def _run(
+    matcher: Matcher, path: bytes, run: range, best: int, budget: Budget | None
+) -> tuple[int, Budget | None]:
+    """The candidate of the first pattern of ``run`` (best first) that matches
+    ``path``, or ``best`` when none that can beat it does, and the check's
+    budget, made at its first charge.  A pattern whose needle the path does
+    not hold is passed over: in C and free in a hot matcher on a path of at
+    most SCANNED_BYTES_PER_WORK bytes (at most HOT_ENTRIES short searches),
+    else charged as the search of the path it is."""
+    needles, candidates = matcher.needles, matcher.run_candidates
+    text = path.decode(_TEXT)
+    reject = 1 + len(path) // _patterns.SCANNED_BYTES_PER_WORK
+    tried: Iterable[int] = run
+    if isinstance(needles, tuple) and reject == 1:
+        reject = 0
+        if len(run) > 1:
+            held = map(contains, repeat(text), needles[run.start : run.stop])
+            tried = compress(run, held)
     for at in tried:
-        found = matcher.rooted_candidates[at]
+        found = candidates[at]
         if found <= best:
             break
-        budget = budget or _patterns.Budget(len(path))
-        # bytes.find: ``in`` on bytes raises (and clears) an exception.
-        if not reject or path.find(needles[at]) >= 0:
-            if _matches(path, matcher.rooted[at], budget):
-                return found
+        if needles[at] in text:
+            budget = budget or Budget(len(path))
+            if _matches(path, matcher.patterns[at], budget):
+                return found, budget
             if budget.left < 0:
-                return TOO_COMPLEX
-        elif budget.take(reject):
-            return TOO_COMPLEX
-    return best
+                return TOO_COMPLEX, budget
+        elif reject:
+            budget = budget or Budget(len(path))
+            if budget.take(reject):
+                return TOO_COMPLEX, budget
+    return best, budget
 
 
-def _matches(path: bytes, pattern: bytes, budget: _patterns.Budget) -> bool:
+def _matches(path: bytes, pattern: bytes, budget: Budget) -> bool:
     """Whether ``pattern`` (known to start like ``path``) matches it; a wildcard
     pattern's work is taken from ``budget``."""
     if pattern.find(b"*") < 0:
