@@ -1,4 +1,4 @@
-"""Events -> :class:`Parsed`: one builder per standard, complete when parse returns.
+"""Events -> :class:`Parsed`, for both standards, complete when parse returns.
 
 rfc9309 (RFC 9309 2.1, as the reference groups lines): consecutive user-agent
 lines open a group, which ends only when a user-agent line follows a rule;
