@@ -49,6 +49,11 @@ def rule_code(line: int, spelling: int, allow: bool) -> int:
     return line << LINE_SHIFT | spelling << 1 | allow
 
 
+def code_allows(code: int) -> bool:
+    """Whether a code made by :func:`rule_code` is an Allow rule's."""
+    return code & 1 == 1
+
+
 def with_line(code: int, line: int) -> int:
     """A code made at line 0 (:func:`rule_code`), at ``line``."""
     return line << LINE_SHIFT | code

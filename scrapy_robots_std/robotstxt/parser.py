@@ -24,6 +24,7 @@ from scrapy_robots_std.robotstxt.layout import (
     MAX_SPELLINGS,
     Groups,
     Rules,
+    code_allows,
     rule_code,
     with_line,
 )
@@ -371,7 +372,9 @@ def _index_directories(
         found[1].extend(codes[start:end])
         found[2].extend(values[start:end])
         for at in range(start, end):
-            directory = index_html_directory(patterns[at]) if codes[at] & 1 else None
+            directory = (
+                index_html_directory(patterns[at]) if code_allows(codes[at]) else None
+            )
             if directory is not None:
                 found[0].append(directory)
                 found[1].append(codes[at])

@@ -121,11 +121,15 @@ def normalize_rfc9309(value: bytes) -> bytes:
     return value if form == value else form
 
 
+#: Paths up to this long have their escapes changed by a callback each.
+_SHORT_PATH = 256
+
+
 def path_rfc9309(path: str) -> bytes:
     if path.isascii():
         if "%" not in path:
             return path.encode()
-        if len(path) <= 256:
+        if len(path) <= _SHORT_PATH:
             # A callback per escape changed: fine on a short path, not on a
             # 100 KB one of escapes (_unescape() is the bound there).
             return _RFC9309_CHANGES.sub(_changed, path).encode()
