@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count, repeat
-from operator import and_, is_, is_not, itemgetter, not_
+from operator import is_, is_not, itemgetter, lt, not_
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -308,14 +308,12 @@ _KEY_CACHE_LIMIT = 4096
 
 
 def classify_rfc9309(raw_key: bytes) -> Key:
-    """The reference's Key::Parse: prefix tests in its order, accepted typos."""
+    """The reference's Key::Parse: prefix tests in its order, accepted typos.
+    ``raw_key`` starts (after blanks) with one of :data:`_KEY_INITIALS`."""
     found = _KEY_CACHE.get(raw_key)
     if found is not None:
         return found
     key = raw_key.strip()
-    if key[:1] not in _KEY_INITIALS:
-        # Most junk (an HTML page's "<a href=...") ends here, uncached.
-        return _JUNK if key else _EMPTY
     found = Key(Field.UNKNOWN, decode_text(key), Note.UNKNOWN_FIELD)
     lower = key.lower()
     for prefix, field, typo in _PREFIXES:
@@ -330,12 +328,6 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     return found
 
 
-# Keys no field starts with: one object, so junk costs no Key each; a note
-# reads the key from its line (:func:`_written`).  The empty key (": value")
-# is ignored without a note, as in the reference.
-_JUNK = Key(Field.UNKNOWN, "", Note.UNKNOWN_FIELD)
-_EMPTY = Key(Field.UNKNOWN, "")
-
 # "#" starts a comment anywhere and a NUL octet ends a line's value (the
 # reference works on C strings): both cut the rest of the line, so a colon
 # after either is no colon.  (One literal each: the regex engine then skips
@@ -345,11 +337,14 @@ _NUL_RE = re.compile(rb"\x00.*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 _HEAD, _COLON, _TAIL = itemgetter(0), itemgetter(1), itemgetter(2)
-_NOTE = itemgetter(2)
+_LAST, _NOTE = itemgetter(-1), itemgetter(2)
+# Event columns: line numbers, keys, values.
+_Columns = tuple[list[int], list[Key], list[bytes]]
 
 
 def read_rfc9309(body: bytes) -> Reading:
-    """Every line with a key, as the reference reads it.
+    """Every line with a field's key, as the reference reads it, and a note
+    for each other line that says something (see :func:`_keys`).
 
     Whole-list passes (``map``, ``compress``, ``split``): a body has
     thousands of lines, and a Python step per line is most of a parse.
@@ -362,23 +357,43 @@ def read_rfc9309(body: bytes) -> Reading:
     lines = _split_lines(text, raw, notes)
     parts = list(map(bytes.partition, lines, repeat(b":")))
     colons = list(map(_COLON, parts))
-    numbers = list(compress(count(1), colons))
-    parts = list(compress(parts, colons))
-    keys: list[Key] = list(map(_KEY_CACHE.get, map(_HEAD, parts)))  # type: ignore[arg-type]
-    if None in keys:
-        keys = [
-            key or classify_rfc9309(part[0])
-            for key, part in zip(keys, parts, strict=True)
-        ]
-    values = list(map(bytes.strip, map(_TAIL, parts)))
+    found, junk = _keys(list(compress(count(1), colons)), list(compress(parts, colons)))
     bare = list(compress(lines, map(not_, colons)))
     if b"".join(bare).strip():  # "key value" lines, or junk
         at = list(compress(count(1), map(not_, colons)))
-        extra = _without_colon(at, bare, notes)
-        numbers, keys, values = _merged((numbers, keys, values), extra)
-    if any(map(_NOTE, keys)):
-        _note_keys(numbers, keys, lines, notes)
+        extra, more_junk = _without_colon(lines, at, bare, notes)
+        found = _merged(found, extra)
+        junk = sorted(junk + more_junk) if junk else more_junk
+    numbers, keys, values = found
+    if junk or any(map(_NOTE, keys)):
+        _note_keys(lines, numbers, keys, junk, notes)
     return Reading(numbers, keys, values, notes, truncated)
+
+
+def _keys(
+    numbers: list[int], parts: list[tuple[bytes, ...]]
+) -> tuple[_Columns, list[int]]:
+    """Lines as events (``parts``: each line's raw key first, its value last)
+    and the lines left out: those whose key no field can have (junk; noted at
+    the returned line numbers) or that have none (": value", ignored without
+    a note, as in the reference)."""
+    keys: list[Key | None] = list(map(_KEY_CACHE.get, map(_HEAD, parts)))
+    junk = []
+    if None in keys:
+        for at in compress(count(), map(is_, keys, repeat(None))):
+            raw_key = parts[at][0]
+            first = raw_key.lstrip()[:1]
+            if first in _KEY_INITIALS:
+                keys[at] = classify_rfc9309(raw_key)
+            elif first:
+                junk.append(numbers[at])
+        if junk or None in keys:
+            kept = list(map(is_not, keys, repeat(None)))
+            numbers = list(compress(numbers, kept))
+            keys = list(compress(keys, kept))
+            parts = list(compress(parts, kept))
+    values = list(map(bytes.strip, map(_LAST, parts)))
+    return (numbers, keys, values), junk  # type: ignore[return-value]
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -387,43 +402,30 @@ def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
     lines = text.split(b"\n")
     if len(raw) > MAX_LINE_BYTES:
         raw_lines = lines if raw is text else raw.split(b"\n")
-        if max(map(len, raw_lines)) > MAX_LINE_BYTES:
-            for index, line in enumerate(raw_lines):
-                if len(line) > MAX_LINE_BYTES:
-                    lines[index] = lines[index][:MAX_LINE_BYTES]
-                    notes.add(index + 1, Note.LINE_CUT)
+        too_long = map(lt, repeat(MAX_LINE_BYTES), map(len, raw_lines))
+        for index in compress(count(), too_long):
+            lines[index] = lines[index][:MAX_LINE_BYTES]
+            notes.add(index + 1, Note.LINE_CUT)
     return lines
 
 
 def _without_colon(
-    numbers: list[int], lines: list[bytes], notes: Notes
-) -> tuple[list[int], list[Key], list[bytes]]:
-    """Lines without a colon: ``key value``, or junk (an HTML page served as
-    robots.txt is thousands of them)."""
-    contents = list(map(bytes.strip, lines))
-    matches = list(map(_NO_COLON_RE.fullmatch, contents))
-    # Blank lines are nothing; others that do not match are junk.
-    junk = list(map(and_, map(is_, matches, repeat(None)), map(bool, contents)))
-    notes.add_many(list(compress(numbers, junk)), Note.IGNORED_LINE)
-    kept = list(map(is_not, matches, repeat(None)))
-    pairs = [match.groups() for match in compress(matches, kept)]  # type: ignore[union-attr]
-    keys = [classify_rfc9309(key) for key, _ in pairs]
-    numbers = list(compress(numbers, kept))
-    details = [
-        decode_text(raw.strip()) if key is _JUNK else key.written
-        for key, (raw, _) in zip(
-            keys, pairs[: notes.room(Note.MISSING_COLON)], strict=False
-        )
-    ]
-    notes.add_many(numbers, Note.MISSING_COLON, details)
-    # Only spaces and tabs separate, but all ASCII whitespace is stripped.
-    return numbers, keys, [value.strip() for _, value in pairs]
+    lines: list[bytes], numbers: list[int], bare: list[bytes], notes: Notes
+) -> tuple[_Columns, list[int]]:
+    """Lines without a colon (``bare``, at ``numbers``): ``key value``, which
+    the reference accepts (noted), or ignored (noted).  As :func:`_keys`."""
+    contents = list(map(bytes.strip, bare))
+    numbers = list(compress(numbers, contents))  # blank lines say nothing
+    matches = list(map(_NO_COLON_RE.fullmatch, compress(contents, contents)))
+    found = list(map(is_not, matches, repeat(None)))
+    notes.add_many(list(compress(numbers, map(not_, found))), Note.IGNORED_LINE)
+    numbers = list(compress(numbers, found))
+    _note_lines(lines, numbers, Note.MISSING_COLON, notes)
+    pairs = [match.groups() for match in compress(matches, found)]  # type: ignore[union-attr]
+    return _keys(numbers, pairs)
 
 
-def _merged(
-    columns: tuple[list[int], list[Key], list[bytes]],
-    extra: tuple[list[int], list[Key], list[bytes]],
-) -> tuple[list[int], list[Key], list[bytes]]:
+def _merged(columns: _Columns, extra: _Columns) -> _Columns:
     """Two sets of event columns as one, in line order."""
     if not extra[0]:
         return columns
@@ -439,25 +441,32 @@ def _merged(
 
 
 def _note_keys(
-    numbers: list[int], keys: list[Key], lines: list[bytes], notes: Notes
+    lines: list[bytes],
+    numbers: list[int],
+    keys: list[Key],
+    junk: list[int],
+    notes: Notes,
 ) -> None:
-    """A note for each misspelt or unknown key: whole-list passes, as an HTML
-    page served as robots.txt has thousands (a file has few distinct keys)."""
-    distinct = dict(zip(map(id, keys), keys, strict=True)).items()
+    """A note for each misspelt or unknown key, junk included (at ``junk``):
+    whole-list passes, as an HTML page served as robots.txt has thousands."""
     for kind in (Note.MISSPELLING, Note.UNKNOWN_FIELD):
-        noted = {ident for ident, key in distinct if key.note is kind}
-        found = list(compress(count(), map(noted.__contains__, map(id, keys))))
-        details = [
-            _written(keys[at], lines[numbers[at] - 1])
-            for at in found[: notes.room(kind)]
-        ]
-        notes.add_many([numbers[at] for at in found], kind, details)
+        noted = list(compress(numbers, map(is_, map(_NOTE, keys), repeat(kind))))
+        if kind is Note.UNKNOWN_FIELD and junk:
+            noted = sorted(noted + junk) if noted else junk
+        _note_lines(lines, noted, kind, notes)
 
 
-def _written(key: Key, line: bytes) -> str:
-    """The key as written on its line (read again for junk: see ``_JUNK``)."""
-    if key is not _JUNK:
-        return key.written
+def _note_lines(
+    lines: list[bytes], numbers: list[int], kind: Note, notes: Notes
+) -> None:
+    """A ``kind`` note for each line at ``numbers``, each with its key as
+    written where it can be kept."""
+    room = notes.room(kind)
+    notes.add_many(numbers, kind, [_written(lines[at - 1]) for at in numbers[:room]])
+
+
+def _written(line: bytes) -> str:
+    """A line's key as written: before its colon, or its first word."""
     head, colon, _ = line.partition(b":")
     if not colon:
         head = line.strip().split(b" ", 1)[0].split(b"\t", 1)[0]
