@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count, repeat
-from operator import is_, is_not, itemgetter, lt, not_
+from operator import contains, is_, is_not, itemgetter, lt, not_
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -295,8 +295,10 @@ _PREFIXES = (
     (b"crawl-delay", Field.CRAWL_DELAY, False),
     (b"request-rate", Field.REQUEST_RATE, False),
 )
-# The first letters of every key above and below, both cases.
-_KEY_INITIALS = frozenset(bytes((c,)) for c in b"uadscrUADSCR")
+# The first letters of every key above and below, both cases.  (Slices: a
+# one-byte slice is CPython's shared object for that byte, so a set or dict
+# finds it by identity, without comparing.)
+_KEY_INITIALS = frozenset(b"uadscrUADSCR"[at : at + 1] for at in range(12))
 # Usage lines (attach-05) are recognised by their whole name.
 _WHOLE_NAMES = {
     b"content-usage": Field.CONTENT_USAGE,
@@ -337,17 +339,25 @@ _NUL_RE = re.compile(rb"\x00.*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
 _HEAD, _COLON, _TAIL = itemgetter(0), itemgetter(1), itemgetter(2)
-_LAST, _NOTE = itemgetter(-1), itemgetter(2)
+_LAST, _NOTE, _FIRST = itemgetter(-1), itemgetter(2), itemgetter(slice(1))
+# What a line's first byte after blanks says it is: True, the start of a key
+# some field may have; False, nothing (a blank line, or an empty key: ": x"
+# is ignored without a note, as in the reference); not there, junk (noted).
+_STARTS = {b"": False, b":": False, **dict.fromkeys(_KEY_INITIALS, True)}
+# An int: ``b":" in line`` first tries its needle as an int, and that failed
+# try costs ten times the search.
+_COLON_BYTE = ord(":")
 # Event columns: line numbers, keys, values.
 _Columns = tuple[list[int], list[Key], list[bytes]]
 
 
 def read_rfc9309(body: bytes) -> Reading:
     """Every line with a field's key, as the reference reads it, and a note
-    for each other line that says something (see :func:`_keys`).
+    for each other line that says something.
 
     Whole-list passes (``map``, ``compress``, ``split``): a body has
-    thousands of lines, and a Python step per line is most of a parse.
+    thousands of lines (an HTML page served as robots.txt is thousands of
+    junk lines), and a Python step per line would be most of a parse.
     """
     raw, truncated = prepare_body(body)
     notes = Notes()
@@ -355,45 +365,54 @@ def read_rfc9309(body: bytes) -> Reading:
     if b"\x00" in text:
         text = _NUL_RE.sub(b"", text)
     lines = _split_lines(text, raw, notes)
-    parts = list(map(bytes.partition, lines, repeat(b":")))
+    starts = list(map(_STARTS.get, map(_FIRST, map(bytes.lstrip, lines))))
+    junk, bare = _junk(lines, starts) if None in starts else ([], _NO_BARE)
+    numbers = list(compress(count(1), starts))
+    keyed = list(compress(lines, starts))
+    parts = list(map(bytes.partition, keyed, repeat(b":")))
     colons = list(map(_COLON, parts))
-    found, junk = _keys(list(compress(count(1), colons)), list(compress(parts, colons)))
-    bare = list(compress(lines, map(not_, colons)))
-    if b"".join(bare).strip():  # "key value" lines, or junk
-        at = list(compress(count(1), map(not_, colons)))
-        extra, more_junk = _without_colon(lines, at, bare, notes)
-        found = _merged(found, extra)
-        junk = sorted(junk + more_junk) if junk else more_junk
-    numbers, keys, values = found
+    found = _events(list(compress(numbers, colons)), list(compress(parts, colons)))
+    if not all(colons):
+        without = list(map(not_, colons))
+        more = _without_colon(
+            list(compress(numbers, without)), list(compress(keyed, without))
+        )
+        found = _merged(found, _events(more.numbers, more.pairs))
+        bare = more if bare is _NO_BARE else bare.merged(more)
+    if bare is not _NO_BARE:
+        notes.add_many(bare.ignored, Note.IGNORED_LINE)
+        _note_lines(lines, bare.numbers, Note.MISSING_COLON, notes)
+    numbers, keys, _ = found
     if junk or any(map(_NOTE, keys)):
         _note_keys(lines, numbers, keys, junk, notes)
-    return Reading(numbers, keys, values, notes, truncated)
+    return Reading(*found, notes, truncated)
 
 
-def _keys(
-    numbers: list[int], parts: list[tuple[bytes, ...]]
-) -> tuple[_Columns, list[int]]:
-    """Lines as events (``parts``: each line's raw key first, its value last)
-    and the lines left out: those whose key no field can have (junk; noted at
-    the returned line numbers) or that have none (": value", ignored without
-    a note, as in the reference)."""
-    keys: list[Key | None] = list(map(_KEY_CACHE.get, map(_HEAD, parts)))
-    junk = []
+def _events(numbers: list[int], parts: list[tuple[bytes, ...]]) -> _Columns:
+    """Lines as events: ``parts`` holds each line's raw key first and its raw
+    value last."""
+    keys: list[Key] = list(map(_KEY_CACHE.get, map(_HEAD, parts)))  # type: ignore[arg-type]
     if None in keys:
-        for at in compress(count(), map(is_, keys, repeat(None))):
-            raw_key = parts[at][0]
-            first = raw_key.lstrip()[:1]
-            if first in _KEY_INITIALS:
-                keys[at] = classify_rfc9309(raw_key)
-            elif first:
-                junk.append(numbers[at])
-        if junk or None in keys:
-            kept = list(map(is_not, keys, repeat(None)))
-            numbers = list(compress(numbers, kept))
-            keys = list(compress(keys, kept))
-            parts = list(compress(parts, kept))
-    values = list(map(bytes.strip, map(_LAST, parts)))
-    return (numbers, keys, values), junk  # type: ignore[return-value]
+        keys = [
+            key or classify_rfc9309(part[0])
+            for key, part in zip(keys, parts, strict=True)
+        ]
+    return numbers, keys, list(map(bytes.strip, map(_LAST, parts)))
+
+
+def _junk(lines: list[bytes], starts: list[bool | None]) -> tuple[list[int], _Bare]:
+    """The junk lines (``starts`` is None there): where their keys are (for
+    :func:`_note_keys`), and those without a colon."""
+    is_junk = list(map(is_, starts, repeat(None)))
+    numbers = list(compress(count(1), is_junk))
+    junk = list(compress(lines, is_junk))
+    colons = list(map(contains, junk, repeat(_COLON_BYTE)))
+    without = list(map(not_, colons))
+    bare = _without_colon(
+        list(compress(numbers, without)), list(compress(junk, without))
+    )
+    found = list(compress(numbers, colons))
+    return (sorted(found + bare.numbers) if bare.numbers else found), bare
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -409,20 +428,36 @@ def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
     return lines
 
 
-def _without_colon(
-    lines: list[bytes], numbers: list[int], bare: list[bytes], notes: Notes
-) -> tuple[_Columns, list[int]]:
+class _Bare(NamedTuple):
+    """Lines without a colon: where the ignored ones are, and where the
+    ``key value`` ones are, with each one's key and value."""
+
+    ignored: list[int]
+    numbers: list[int]
+    pairs: list[tuple[bytes, ...]]
+
+    def merged(self, other: _Bare) -> _Bare:
+        """Both, in line order (as notes are kept: see :class:`Notes`)."""
+        return _Bare(
+            sorted(self.ignored + other.ignored),
+            sorted(self.numbers + other.numbers),
+            [],  # only the numbers are read on
+        )
+
+
+_NO_BARE = _Bare([], [], [])
+
+
+def _without_colon(numbers: list[int], bare: list[bytes]) -> _Bare:
     """Lines without a colon (``bare``, at ``numbers``): ``key value``, which
-    the reference accepts (noted), or ignored (noted).  As :func:`_keys`."""
-    contents = list(map(bytes.strip, bare))
-    numbers = list(compress(numbers, contents))  # blank lines say nothing
-    matches = list(map(_NO_COLON_RE.fullmatch, compress(contents, contents)))
+    the reference accepts (noted), or ignored (noted)."""
+    matches = list(map(_NO_COLON_RE.fullmatch, map(bytes.strip, bare)))
     found = list(map(is_not, matches, repeat(None)))
-    notes.add_many(list(compress(numbers, map(not_, found))), Note.IGNORED_LINE)
-    numbers = list(compress(numbers, found))
-    _note_lines(lines, numbers, Note.MISSING_COLON, notes)
-    pairs = [match.groups() for match in compress(matches, found)]  # type: ignore[union-attr]
-    return _keys(numbers, pairs)
+    return _Bare(
+        list(compress(numbers, map(not_, found))),
+        list(compress(numbers, found)),
+        [match.groups() for match in compress(matches, found)],  # type: ignore[union-attr]
+    )
 
 
 def _merged(columns: _Columns, extra: _Columns) -> _Columns:
