@@ -146,8 +146,6 @@ def normalize_1994(value: bytes) -> bytes:
 
 
 def path_1994(path: str) -> bytes:
-    if "%" not in path and path.isascii():
-        return path.encode()
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
 
 
