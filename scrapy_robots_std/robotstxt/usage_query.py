@@ -106,9 +106,8 @@ def _lines(rules: UsageRules) -> tuple[Line, ...]:
         lines = []
         for index, (number, kind, value) in enumerate(rules.lines()):
             path, preference = split_value(kind, value)
-            vocabulary = KIND_VOCABULARIES[kind]
             source = read_source(
-                vocabulary, value, preference, ROBOTS_TXT, number, path
+                KIND_VOCABULARIES[kind], value, preference, ROBOTS_TXT, number, path
             )
             pattern = _patterns.normalize_rfc9309(path) if path else path
             lines.append(Line(pattern, firsts.setdefault(value, index), source))
