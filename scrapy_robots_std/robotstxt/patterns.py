@@ -1,11 +1,8 @@
 """URL -> comparable path, and one pattern match that never backtracks.
 
-rfc9309 (RFC 9309 2.2.2): a pattern matches from the start of the path; ``*``
-matches any run of characters and a final ``$`` anchors the end; the longest
-matching pattern decides, allow winning ties.  Paths and patterns are compared
-with canonical percent-encoding (docs/standards.md), as bytes: a bytes object costs
-16 bytes less than a str, and a crawl keeps thousands of patterns.  1994: a pattern is
-a prefix, the first rule that matches decides.
+Which pattern decides, per standard: docs/standards.md.  Paths and patterns are
+compared as bytes in canonical percent-encoding: a bytes object costs 16 bytes less
+than a str, and a crawl keeps thousands of patterns.
 """
 
 from __future__ import annotations
@@ -149,8 +146,6 @@ def normalize_1994(value: bytes) -> bytes:
 
 
 def path_1994(path: str) -> bytes:
-    if "%" not in path and path.isascii():
-        return path.encode()
     return normalize_1994(path.encode("utf-8", "surrogatepass"))
 
 

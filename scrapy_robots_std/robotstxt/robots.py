@@ -28,10 +28,8 @@ if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.usage_query import UsageSummary
     from scrapy_robots_std.usage.preferences import UsagePreferences
 
-# Decision.reason: a rule decided, or why none did.  REASON_NO_GROUP and
-# REASON_TOO_COMPLEX (the wildcard rules need more work than one check may take,
-# patterns.work_budget: disallowed, as the deciding rule is not known) are
-# usage's words too, defined in usage.preferences.
+# Decision.reason: a rule decided, or why none did (REASON_NO_GROUP and
+# REASON_TOO_COMPLEX are usage's words too, defined in usage.preferences).
 REASON_RULE = "rule"
 REASON_NO_MATCH = "no-matching-rule"
 REASON_ROBOTS_TXT = "robots-txt"
@@ -176,9 +174,7 @@ class RobotsTxt:
         if self.standard != RFC9309:
             return self.decide(url, token).allowed
         # The hot path of a crawl: decide() without building a Decision.
-        matcher = self._matcher
-        if matcher is None or token != self._last_token:
-            matcher = self._matcher_for(token)
+        matcher = self._matcher_for(token)
         octets = _patterns.path_rfc9309(_patterns.split_url(url))
         if not matcher.groups or octets == b"/robots.txt":
             return True
@@ -188,9 +184,7 @@ class RobotsTxt:
     def decide(self, url: str, token: str) -> Decision:
         """As :meth:`allowed`, with the deciding rule (line, directive, pattern,
         group) or the reason no rule decided."""
-        matcher = self._matcher
-        if matcher is None or token != self._last_token:
-            matcher = self._matcher_for(token)
+        matcher = self._matcher_for(token)
         path = _patterns.split_url(url)
         rfc9309 = self.standard == RFC9309
         octets = _patterns.path_rfc9309(path) if rfc9309 else _patterns.path_1994(path)
@@ -282,6 +276,9 @@ class RobotsTxt:
     def _matcher_for(self, token: str) -> Matcher:
         """``token``'s matcher, its groups remembered as the last token's;
         compiled unless the matcher held is for the same groups."""
+        matcher = self._matcher
+        if matcher is not None and token == self._last_token:
+            return matcher
         numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
             memo = self._memo
@@ -293,7 +290,6 @@ class RobotsTxt:
                 del memo[next(iter(memo))]  # the least recently used
         self._last_token = token
         self._last_groups = numbers
-        matcher = self._matcher
         if matcher is None or matcher.groups != numbers:
             groups = self._parsed.groups
             matcher = _matcher.compile_rules(

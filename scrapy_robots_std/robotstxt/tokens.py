@@ -7,8 +7,6 @@ import re
 
 from scrapy_robots_std.robotstxt.reader import RFC9309, STD1994
 
-__all__ = ["as_text", "check_token", "fallback_token", "product_token"]
-
 
 def as_text(value: str | bytes | bytearray) -> str:
     """A header or URL value as text (UTF-8, undecodable bytes replaced)."""
@@ -16,13 +14,6 @@ def as_text(value: str | bytes | bytearray) -> str:
         return value
     return bytes(value).decode("utf-8", errors="replace")
 
-
-# The token of a crawler without a usable product token, per standard: it names
-# no group, so only ``*`` groups apply (RFC 9309 compares tokens for equality; in
-# 1994 a record applies when its agent is a substring of the robot's name, and
-# ``*`` holds no name but ``*``).
-UNNAMED_TOKEN_RFC9309 = "scrapy-robots-std-unnamed-crawler"
-UNNAMED_TOKEN_1994 = "*"
 
 #: RFC 9309 2.2.1: a product token is letters, "_" and "-".
 _PRODUCT_TOKEN = re.compile(r"[A-Za-z_-]+")
@@ -47,20 +38,19 @@ def product_token(user_agent: str | bytes, standard: str = RFC9309) -> str | Non
 
 
 def fallback_token(standard: str) -> str:
-    """The token for a crawler with no usable product token: only ``*`` groups apply."""
-    return UNNAMED_TOKEN_1994 if standard == STD1994 else UNNAMED_TOKEN_RFC9309
+    """The token for a crawler with no usable product token: it names no group,
+    so only ``*`` groups apply (RFC 9309 compares tokens for equality; in 1994 a
+    record applies when its agent is a substring of the robot's name, and ``*``
+    holds no name but ``*``)."""
+    return "*" if standard == STD1994 else "scrapy-robots-std-unnamed-crawler"
 
 
 def check_token(token: object, standard: str) -> str:
     """``token`` lower-cased, or ``ValueError`` when the standard cannot read it."""
-    if (
-        isinstance(token, str)
-        and standard == RFC9309
-        and _PRODUCT_TOKEN.fullmatch(token)
-    ):
-        return token.lower()
     if not isinstance(token, str):
         raise ValueError(f"token must be a str, not {type(token).__name__}")  # noqa: TRY004
+    if standard == RFC9309 and _PRODUCT_TOKEN.fullmatch(token):
+        return token.lower()
     if not token:
         raise ValueError("token must not be empty")
     if any(char.isspace() for char in token) or "/" in token:

@@ -1,12 +1,8 @@
 """The robots.txt part of a URL's usage preferences (:meth:`RobotsTxt.usage`).
 
-The file's usage lines are read into :class:`UsageSource` statements on the first
-query.  Groups are chosen as access chooses them (:func:`groups.select`, RFC 9309
-2.2.1), over the usage partition of the user-agent lines (``usage_rules``).
-``Content-Usage`` paths match as RFC 9309 2.2.2 patterns do, in both standards
-(attach-05 section 3 builds on RFC 9309): the longest match, with the access
-rules' budget of work per check; past it, no answer (docs/standards.md,
-"Hostile files").
+Groups are chosen as access chooses them (:func:`groups.select`), over the usage
+partition of the user-agent lines; ``Content-Usage`` paths match as RFC 9309 2.2.2
+patterns do, within the access rules' budget of work (docs/usage-preferences.md).
 """
 
 from __future__ import annotations
@@ -110,9 +106,8 @@ def _lines(rules: UsageRules) -> tuple[Line, ...]:
         lines = []
         for index, (number, kind, value) in enumerate(rules.lines()):
             path, preference = split_value(kind, value)
-            vocabulary = KIND_VOCABULARIES[kind]
             source = read_source(
-                vocabulary, value, preference, ROBOTS_TXT, number, path
+                KIND_VOCABULARIES[kind], value, preference, ROBOTS_TXT, number, path
             )
             pattern = _patterns.normalize_rfc9309(path) if path else path
             lines.append(Line(pattern, firsts.setdefault(value, index), source))
@@ -141,24 +136,7 @@ def select(
     if token in selections:
         return selections[token]
     name = _tokens.check_token(token, standard)
-    found = _chosen(rules, lines, all_agents(), standard, name)
-    if found is not None:
-        found = next(
-            (known for known in tuple(selections.values()) if known == found), found
-        )
-    if len(selections) >= _SELECTIONS_KEPT:
-        selections = rules.selections = {}  # readers in other threads keep theirs
-    selections[token] = found
-    return found
-
-
-def _chosen(
-    rules: UsageRules,
-    lines: tuple[Line, ...],
-    agents: tuple[str, ...],
-    standard: str,
-    name: str,
-) -> tuple[Line, ...] | None:
+    agents = all_agents()
     bounds = rules.groups
     starts = range(0, len(bounds), 3)
     kept: list[Sequence[str]] = [agents[bounds[i] : bounds[i + 1]] for i in starts]
@@ -168,18 +146,23 @@ def _chosen(
         # no line, has them.
         inside = {at for i in starts for at in range(bounds[i], bounds[i + 1])}
         kept.append([agent for at, agent in enumerate(agents) if at not in inside])
-    chosen = _groups.select(kept, name, standard)
-    if not chosen:
-        return None
-    # A group's lines start where the previous kept group's end.
-    return tuple(
-        line
-        for group in chosen
-        if group < len(starts)
-        for line in lines[
-            bounds[3 * group - 1] if group else rules.outside : bounds[3 * group + 2]
-        ]
-    )
+    found = None
+    if chosen := _groups.select(kept, name, standard):
+        # A kept group's lines start where the previous one's end.
+        ends = [rules.outside, *bounds[2::3]]
+        found = tuple(
+            line
+            for group in chosen
+            if group < len(starts)
+            for line in lines[ends[group] : ends[group + 1]]
+        )
+        found = next(
+            (known for known in tuple(selections.values()) if known == found), found
+        )
+    if len(selections) >= _SELECTIONS_KEPT:
+        selections = rules.selections = {}  # readers in other threads keep theirs
+    selections[token] = found
+    return found
 
 
 def applying(

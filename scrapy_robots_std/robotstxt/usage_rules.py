@@ -1,20 +1,9 @@
 """``Content-Usage`` and ``Content-Signal`` lines of a robots.txt, kept compactly.
 
-The parser hands over the lines that shape groups (user-agent, rules, blank lines in
-1994 mode) only when a body holds a usage line; most hold none and pay nothing.
-What is kept is two arrays and one bytes object.  The first query reads every line
-(``usage_query``) and measures what that keeps; before it, :meth:`UsageRules.size`
-counts a bound worked out from the lines' lengths.
-
-Grouping.  attach-05 section 3 makes both lines group rules, so a user-agent line
-after one starts a new group.  Google's reference parser (whose groups decide access
-here, RFC 9309 2.2.1) reads them as unknown lines that never end a group, and access
-must not change when usage lines are added.  So access keeps its groups and usage
-gets its own partition of the same user-agent lines, with usage lines as rules.  The
-two differ only where a user-agent line directly follows a usage line.
-
-A usage line before the first group (1994: outside any record) belongs to none:
-it is file-wide, and ``usage_query`` combines it with every token's groups.
+The parser hands over the lines that shape groups only when a body holds a usage
+line.  Usage gets its own partition of the user-agent lines, with usage lines as
+rules; a usage line outside any group is file-wide (docs/usage-preferences.md,
+"Grouping").  The first query reads the lines (``usage_query``) and measures them.
 """
 
 from __future__ import annotations
