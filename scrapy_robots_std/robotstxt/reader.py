@@ -366,22 +366,19 @@ def read_rfc9309(body: bytes) -> Reading:
         text = _NUL_RE.sub(b"", text)
     lines = _split_lines(text, raw, notes)
     starts = list(map(_STARTS.get, map(_FIRST, map(bytes.lstrip, lines))))
-    junk, bare = _junk(lines, starts) if None in starts else ([], _NO_BARE)
+    junk, bare = _junk(lines, starts) if None in starts else ([], [])
     numbers = list(compress(count(1), starts))
-    keyed = list(compress(lines, starts))
-    parts = list(map(bytes.partition, keyed, repeat(b":")))
+    parts = list(map(bytes.partition, compress(lines, starts), repeat(b":")))
     colons = list(map(_COLON, parts))
     found = _events(list(compress(numbers, colons)), list(compress(parts, colons)))
-    if not all(colons):
-        without = list(map(not_, colons))
-        more = _without_colon(
-            list(compress(numbers, without)), list(compress(keyed, without))
+    if bare or not all(colons):
+        bare = sorted(bare + list(compress(numbers, map(not_, colons))))
+        at, pairs = _without_colon(lines, bare, notes)
+        keyed = list(map(_STARTS.get, map(_FIRST, map(_HEAD, pairs))))
+        found = _merged(
+            found, _events(list(compress(at, keyed)), list(compress(pairs, keyed)))
         )
-        found = _merged(found, _events(more.numbers, more.pairs))
-        bare = more if bare is _NO_BARE else bare.merged(more)
-    if bare is not _NO_BARE:
-        notes.add_many(bare.ignored, Note.IGNORED_LINE)
-        _note_lines(lines, bare.numbers, Note.MISSING_COLON, notes)
+        junk = sorted(junk + list(compress(at, map(not_, keyed))))
     numbers, keys, _ = found
     if junk or any(map(_NOTE, keys)):
         _note_keys(lines, numbers, keys, junk, notes)
@@ -400,19 +397,13 @@ def _events(numbers: list[int], parts: list[tuple[bytes, ...]]) -> _Columns:
     return numbers, keys, list(map(bytes.strip, map(_LAST, parts)))
 
 
-def _junk(lines: list[bytes], starts: list[bool | None]) -> tuple[list[int], _Bare]:
-    """The junk lines (``starts`` is None there): where their keys are (for
-    :func:`_note_keys`), and those without a colon."""
+def _junk(lines: list[bytes], starts: list[bool | None]) -> tuple[list[int], list[int]]:
+    """Where the junk lines (``starts`` is None there) with a colon are, and
+    where those without one are."""
     is_junk = list(map(is_, starts, repeat(None)))
     numbers = list(compress(count(1), is_junk))
-    junk = list(compress(lines, is_junk))
-    colons = list(map(contains, junk, repeat(_COLON_BYTE)))
-    without = list(map(not_, colons))
-    bare = _without_colon(
-        list(compress(numbers, without)), list(compress(junk, without))
-    )
-    found = list(compress(numbers, colons))
-    return (sorted(found + bare.numbers) if bare.numbers else found), bare
+    colons = list(map(contains, compress(lines, is_junk), repeat(_COLON_BYTE)))
+    return list(compress(numbers, colons)), list(compress(numbers, map(not_, colons)))
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -428,36 +419,19 @@ def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
     return lines
 
 
-class _Bare(NamedTuple):
-    """Lines without a colon: where the ignored ones are, and where the
-    ``key value`` ones are, with each one's key and value."""
-
-    ignored: list[int]
-    numbers: list[int]
-    pairs: list[tuple[bytes, ...]]
-
-    def merged(self, other: _Bare) -> _Bare:
-        """Both, in line order (as notes are kept: see :class:`Notes`)."""
-        return _Bare(
-            sorted(self.ignored + other.ignored),
-            sorted(self.numbers + other.numbers),
-            [],  # only the numbers are read on
-        )
-
-
-_NO_BARE = _Bare([], [], [])
-
-
-def _without_colon(numbers: list[int], bare: list[bytes]) -> _Bare:
-    """Lines without a colon (``bare``, at ``numbers``): ``key value``, which
-    the reference accepts (noted), or ignored (noted)."""
-    matches = list(map(_NO_COLON_RE.fullmatch, map(bytes.strip, bare)))
+def _without_colon(
+    lines: list[bytes], numbers: list[int], notes: Notes
+) -> tuple[list[int], list[tuple[bytes, ...]]]:
+    """Lines without a colon (at ``numbers``): ``key value``, which the
+    reference accepts (noted; returned: where, and each key and value), or
+    ignored (noted)."""
+    bare = [lines[number - 1].strip() for number in numbers]
+    matches = list(map(_NO_COLON_RE.fullmatch, bare))
     found = list(map(is_not, matches, repeat(None)))
-    return _Bare(
-        list(compress(numbers, map(not_, found))),
-        list(compress(numbers, found)),
-        [match.groups() for match in compress(matches, found)],  # type: ignore[union-attr]
-    )
+    notes.add_many(list(compress(numbers, map(not_, found))), Note.IGNORED_LINE)
+    numbers = list(compress(numbers, found))
+    _note_lines(lines, numbers, Note.MISSING_COLON, notes)
+    return numbers, [match.groups() for match in compress(matches, found)]  # type: ignore[union-attr]
 
 
 def _merged(columns: _Columns, extra: _Columns) -> _Columns:
