@@ -56,9 +56,9 @@ DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus"
 #: skipped for the rest of that case).
 CALL_LIMIT_S = 1.0
 
-# Targets (ours compared with Protego).
-TARGET_PARSE_RATIO = 4.0  # parse throughput, ours / Protego, at least
-TARGET_MATCH_RATIO = 5.0  # match throughput, ours / Protego, at least
+# Targets (ours compared with Protego), issue 24's.
+TARGET_PARSE_RATIO = 2.5  # parse throughput, ours / Protego, at least
+TARGET_WORKLOAD_SHARE = 0.5  # parse + cold match time, ours / Protego, at most
 TARGET_MEM_RATIO = 0.3  # retained bytes per file, ours / Protego, at most
 TARGET_PATHO_S = 1e-3  # every pathological call, at most
 #: In the markdown file, everything from this line on is kept across runs.
@@ -1011,14 +1011,14 @@ def build_report(
             "parse": [f"parse throughput >= {TARGET_PARSE_RATIO:g}x Protego"],
             "match": [
                 (
-                    f"match throughput >= {TARGET_MATCH_RATIO:g}x Protego (warm: "
-                    "calls on parsed objects that answered before)"
+                    "(info) match throughput vs Protego (warm: calls on parsed"
+                    " objects that answered before)"
                 )
             ],
             "cold": [
                 "(info) match throughput vs Protego, cold (first pass per object)"
             ],
-            "total": ["(info) parse+match throughput vs Protego"],
+            "total": [f"workload <= {TARGET_WORKLOAD_SHARE:g}x Protego's time"],
             "mem": [f"memory per file <= {TARGET_MEM_RATIO:g}x Protego (after parse)"],
             "mem_used": [
                 f"memory per file <= {TARGET_MEM_RATIO:g}x Protego (after parse+match)"
@@ -1034,10 +1034,11 @@ def build_report(
             rows["parse"].append(
                 f"{'PASS' if pr >= TARGET_PARSE_RATIO else 'MISS'} {pr:.2f}x"
             )
-            rows["match"].append(
-                f"{'PASS' if mr >= TARGET_MATCH_RATIO else 'MISS'} {mr:.2f}x"
+            rows["match"].append(f"{mr:.2f}x")
+            share = total(r) / total(ref)
+            rows["total"].append(
+                f"{'PASS' if share <= TARGET_WORKLOAD_SHARE else 'MISS'} {share:.2f}x"
             )
-            rows["total"].append(f"{total(ref) / total(r):.2f}x")
             for row_key, mine, theirs in (
                 ("mem", r.mem_per_file, ref.mem_per_file),
                 ("mem_used", r.mem_used_per_file, ref.mem_used_per_file),
