@@ -59,11 +59,6 @@ def with_line(code: int, line: int) -> int:
     return line << LINE_SHIFT | code
 
 
-def with_lines(codes: list[int], lines: list[int]) -> list[int]:
-    """:func:`with_line` for columns (in C: a file may have thousands)."""
-    return list(map(or_, map(lshift, lines, repeat(LINE_SHIFT)), codes))
-
-
 def candidate_allows(value: int) -> bool:
     return value >> _ALLOW_SHIFT & 1 == 1
 
@@ -215,6 +210,7 @@ class Indexed:
 _GROUP = struct.Struct("<5I")
 _COUNT = struct.Struct("<I")  # the number of groups, first
 _Span = tuple[int, int, bool]  # a group's first entry, the one after its last, rules?
+_SHARED_GROUPS: dict[bytes, Groups] = {}  # small tables by content (see Groups)
 
 
 class Groups(_Packed):
@@ -229,7 +225,12 @@ class Groups(_Packed):
         rows = zip(ends, spans, strict=True)
         # A group's bounds: (start, end) of its agents, then (first, stop, has_rules).
         bounds = array("I", [n for agent, span in rows for n in (*agent, *span)])
-        return super().__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, *texts)))
+        made = super().__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, *texts)))
+        if len(made) > 64:  # most files: "*" and a few rules, one object each
+            return made
+        if len(_SHARED_GROUPS) >= 1024:
+            _SHARED_GROUPS.clear()
+        return cast("Self", _SHARED_GROUPS.setdefault(made, made))
 
     @property
     def number(self) -> int:

@@ -283,12 +283,8 @@ def best_match(matcher: Matcher, path: bytes) -> int:
     :func:`~scrapy_robots_std.robotstxt.patterns.work_budget` allows."""
     budget = None
     best = NO_MATCH
-    prefixes, candidates, links, starts = (
-        matcher.prefixes,
-        matcher.candidates,
-        matcher.links,
-        matcher.starts,
-    )
+    prefixes, candidates = matcher.prefixes, matcher.candidates
+    links, starts = matcher.links, matcher.starts
     at = bisect_right(prefixes, path) - 1
     while at >= 0:
         found = candidates[at]
