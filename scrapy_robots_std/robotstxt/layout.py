@@ -11,8 +11,6 @@ Every packed layout is written and read here only:
 * a rule's **candidate**, the int that orders rules the way a standard
   decides: ``priority | allow | (LINE_MAX - line) | entry``;
 * a group's **bounds**, :data:`_GROUP` in :class:`Groups`.
-
-A token's rules in match order are compiled from these by ``matcher.py``.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, pairwise, repeat
+from itertools import accumulate, count, pairwise, repeat
 from operator import and_, lshift, or_, rshift
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -59,11 +57,6 @@ def with_line(code: int, line: int) -> int:
     return line << LINE_SHIFT | code
 
 
-def with_lines(codes: list[int], lines: list[int]) -> list[int]:
-    """:func:`with_line` for columns (in C: a file may have thousands)."""
-    return list(map(or_, map(lshift, lines, repeat(LINE_SHIFT)), codes))
-
-
 def candidate_allows(value: int) -> bool:
     return value >> _ALLOW_SHIFT & 1 == 1
 
@@ -84,17 +77,23 @@ class _Packed(bytes):
         return sys.getsizeof(self)
 
 
-#: A :class:`Rules`' tail: entries, values as written, code width << 1 | rfc9309, shift.
-_RULES_TAIL = struct.Struct("<IIBB")
+#: A :class:`Rules`' tail: entries, written values, patterns, flags (see ``__new__``), shift.
+_RULES_TAIL = struct.Struct("<IIIBB")
 _CODE_FORMATS: dict[int, Literal["B", "H", "I"]] = {1: "B", 2: "H", 4: "I"}  # by width
+
+
+def _narrow(numbers: list[int]) -> array[int]:
+    top = max(numbers, default=0)
+    return array("B" if top <= 0xFF else "H" if top <= 0xFFFF else "I", numbers)
 
 
 class Rules(_Packed):
     """Every rule entry of a file, in file order, group after group.
 
-    The patterns (normalised) and the values as written that differ from them,
-    one per line (none holds a line break), first: a matcher splits them off at
-    once.  Then each entry's code (8, 16 or 32 bits), those values' entries.
+    The patterns (normalised; each once in :meth:`once`'s copy) and the values as
+    written that differ from them, one per line (none holds a line break), first.
+    Then each entry's code (8, 16 or 32 bits) and pattern number (only in
+    :meth:`once`'s copy, when a pattern repeats), those values' entries.
     """
 
     __slots__ = ()
@@ -113,48 +112,64 @@ class Rules(_Packed):
             lines = map(rshift, codes, repeat(LINE_SHIFT))
             low = map(and_, codes, repeat((1 << LINE_SHIFT) - 1))
             codes = list(map(or_, map(lshift, lines, repeat(shift)), low))
-        top = max(codes, default=0)
-        table = array("B" if top <= 0xFF else "H" if top <= 0xFFFF else "I", codes)
-        keys = sorted(written)
+        table, keys = _narrow(codes), sorted(written)
         flags = table.itemsize << 1 | rfc9309
-        tail = _RULES_TAIL.pack(len(table), len(keys), flags, shift)
-        tables = b"".join((table, array("I", keys), tail))
+        tail = _RULES_TAIL.pack(len(table), len(keys), len(patterns), flags, shift)
         values = map(written.__getitem__, keys)
-        return super().__new__(cls, b"\n".join([*patterns, *values, tables]))
+        tables = (table, array("I", keys), tail)
+        return super().__new__(cls, b"\n".join([*patterns, *values, b"".join(tables)]))
 
-    def _tail(self) -> tuple[int, int, int, int]:
-        """The entries, the values as written kept, the flags and the code shift."""
+    def once(self) -> Rules:
+        """The same table, a pattern written for several groups kept once: the
+        cache's copy (``Parsed.without_notes``) pays the ~3% of a parse it costs."""
+        entries, kept, stored, flags, shift = self._tail()
+        found = self.patterns()
+        once = dict.fromkeys(found)
+        if len(once) == len(found) or flags >> 4:
+            return self
+        numbers = _narrow(list(map(dict(zip(once, count())).__getitem__, found)))
+        values = bytes.split(self, b"\n", stored + kept)[stored : stored + kept]
+        flags |= numbers.itemsize << 4
+        tail = _RULES_TAIL.pack(entries, kept, len(once), flags, shift)
+        keys = self[-_RULES_TAIL.size - 4 * kept : -_RULES_TAIL.size]
+        tables = (self.codes(), numbers, keys, tail)
+        return bytes.__new__(Rules, b"\n".join([*once, *values, b"".join(tables)]))
+
+    def _tail(self) -> tuple[int, int, int, int, int]:  # see _RULES_TAIL
         tail = _RULES_TAIL.unpack_from(self, len(self) - _RULES_TAIL.size)
-        return cast("tuple[int, int, int, int]", tail)
+        return cast("tuple[int, int, int, int, int]", tail)
 
     @property
     def rfc9309(self) -> bool:
-        return self._tail()[2] & 1 == 1
+        return self._tail()[3] & 1 == 1
 
-    def codes(self) -> memoryview:
-        """``codes()[i]`` is entry ``i``'s rule's code."""
-        entries, kept, flags, _ = self._tail()
-        end, width = len(self) - _RULES_TAIL.size - 4 * kept, flags >> 1
-        return memoryview(self)[end - width * entries : end].cast(_CODE_FORMATS[width])
+    def codes(self, skip: int = 0) -> memoryview:
+        """``codes()[i]`` is entry ``i``'s rule's code; ``codes(1)[i]``, its pattern's
+        number (empty when each entry has a pattern of its own)."""
+        entries, kept, _, flags, _ = self._tail()
+        widths = (flags >> 1 & 7, flags >> 4)
+        end = len(self) - _RULES_TAIL.size - 4 * kept
+        end -= sum(widths[skip + 1 :]) * entries
+        table = memoryview(self)[end - widths[skip] * entries : end]
+        return table.cast(_CODE_FORMATS[widths[skip]]) if widths[skip] else table
 
     def fields(self, entry: int) -> tuple[int, int, bool]:
-        """Entry ``entry``'s line, key spelling (a number of ``Parsed.spellings``)
-        and whether it allows."""
-        code, shift = self.codes()[entry], self._tail()[3]
+        """Entry ``entry``'s line, spelling (of ``Parsed.spellings``) and allow bit."""
+        code, shift = self.codes()[entry], self._tail()[4]
         return code >> shift, code >> 1 & ((1 << shift - 1) - 1), code & 1 == 1
 
-    def patterns(self) -> list[bytes]:
-        """Every entry's pattern, in entry order."""
-        entries = self._tail()[0]
-        found = bytes.split(self, b"\n", entries) if entries else []
-        del found[entries:]  # the rest: values as written, tables
-        return found
+    def patterns(self, each: bool = True) -> list[bytes]:
+        """Every entry's pattern, in entry order (``each=False``: as stored)."""
+        entries, _, kept, _, _ = self._tail()
+        found = bytes.split(self, b"\n", kept) if entries else []
+        del found[kept:]  # the rest: values as written, tables
+        numbers = self.codes(1)
+        return list(map(found.__getitem__, numbers)) if each and numbers else found
 
     def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
-        """The candidate of each of ``entries`` (whose patterns are ``found``):
-        rfc9309: longest pattern, then allow, then earliest line; 1994:
-        earliest line (the first rule that matches)."""
-        codes, shift = self.codes(), self._tail()[3]
+        """The candidate of each of ``entries`` (patterns ``found``): rfc9309: longest
+        pattern, then allow, then earliest line; 1994: earliest line (first match)."""
+        codes, shift = self.codes(), self._tail()[4]
         lines = [
             (LINE_MAX - (codes[entry] >> shift)) << _ENTRY_BITS | entry
             for entry in entries
@@ -168,42 +183,44 @@ class Rules(_Packed):
 
     def value(self, entry: int) -> bytes:
         """Entry ``entry``'s value as written in the file."""
-        entries, kept, _, _ = self._tail()
-        end = len(self) - _RULES_TAIL.size
-        keys = memoryview(self)[end - 4 * kept : end].cast("I")
+        _, kept, patterns, _, _ = self._tail()
+        keys = memoryview(self[-_RULES_TAIL.size - 4 * kept :])[: 4 * kept].cast("I")
         at = bisect_left(keys, entry)
-        line = entries + at if at < kept and keys[at] == entry else entry
-        return bytes.split(self, b"\n", entries + kept)[line]
+        if at < kept and keys[at] == entry:
+            return bytes.split(self, b"\n", patterns + kept)[patterns + at]
+        return self.patterns()[entry]
 
 
 class Indexed:
     """A file's rules with each pattern's place in the packed object: a matcher
     of thousands of rules reads one pattern at a time."""
 
-    __slots__ = ("codes", "offsets", "rfc9309", "rules", "shift")
+    __slots__ = ("codes", "numbers", "offsets", "rfc9309", "rules", "shift")
 
-    def __init__(self, rules: Rules, found: list[bytes]) -> None:
+    def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.codes = rules.codes()
-        self.shift = rules._tail()[3]
+        self.numbers = rules.codes(1)  # empty: entry i has pattern i
+        self.shift = rules._tail()[4]
         self.rfc9309 = rules.rfc9309
-        lengths = [len(item) + 1 for item in found]
+        lengths = [len(item) + 1 for item in rules.patterns(each=False)]
         self.offsets = array("I", accumulate(lengths, initial=0))
 
+    def _span(self, entry: int) -> tuple[int, int]:
+        at = self.numbers[entry] if self.numbers else entry
+        return self.offsets[at], self.offsets[at + 1] - 1
+
     def pattern(self, entry: int) -> bytes:
-        offsets = self.offsets
-        return self.rules[offsets[entry] : offsets[entry + 1] - 1]
+        return self.rules[slice(*self._span(entry))]
 
     def candidate(self, entry: int) -> int:
-        """:meth:`Rules.candidates` of one entry (a compact matcher reads them one
-        at a time)."""
+        """:meth:`Rules.candidates` of one entry (a compact matcher reads them so)."""
         code = self.codes[entry]
         line = (LINE_MAX - (code >> self.shift)) << _ENTRY_BITS | entry
         if not self.rfc9309:
             return line
-        offsets = self.offsets
-        length = offsets[entry + 1] - offsets[entry] - 1
-        return length << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
+        start, stop = self._span(entry)
+        return (stop - start) << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
 
     def size(self) -> int:  # and the codes' view, with the buffer it shares
         return sys.getsizeof(self) + sys.getsizeof(self.offsets) + 400
@@ -215,6 +232,7 @@ class Indexed:
 _GROUP = struct.Struct("<5I")
 _COUNT = struct.Struct("<I")  # the number of groups, first
 _Span = tuple[int, int, bool]  # a group's first entry, the one after its last, rules?
+_SHARED_GROUPS: dict[bytes, Groups] = {}  # small tables by content (see Groups)
 
 
 class Groups(_Packed):
@@ -229,7 +247,12 @@ class Groups(_Packed):
         rows = zip(ends, spans, strict=True)
         # A group's bounds: (start, end) of its agents, then (first, stop, has_rules).
         bounds = array("I", [n for agent, span in rows for n in (*agent, *span)])
-        return super().__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, *texts)))
+        made = super().__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, *texts)))
+        if len(made) > 64:  # most files: "*" and a few rules, one object each
+            return made
+        if len(_SHARED_GROUPS) >= 1024:
+            _SHARED_GROUPS.clear()
+        return cast("Self", _SHARED_GROUPS.setdefault(made, made))
 
     @property
     def number(self) -> int:

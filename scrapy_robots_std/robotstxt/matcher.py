@@ -94,9 +94,7 @@ class Matcher:
         self.prefixes, self.candidates, self.links, self.starts = chain
         # The runs' patterns, candidates and needles (see _needle), run after run.
         self.patterns, self.run_candidates, self.needles = runs
-        # 0: a run's needles may be searched in C, charged at once; 1: each one
-        # is searched and charged by itself (the columns are read in Python).
-        self.reject = 0 if isinstance(self.needles, tuple) else 1
+        self.reject = 0 if isinstance(self.needles, tuple) else 1  # for tests
         self.size = size  # bytes it keeps, an estimate from above
 
 
@@ -123,26 +121,17 @@ def compile_rules(
     size += sum(map(len, found)) + sum(map(len, run_patterns))
     if len(entries) > HOT_ENTRIES or size > HOT_BYTES:
         return _compact(
-            Indexed(rules, every),
+            Indexed(rules),
             groups,
             (array("i", [entries[at] for at in nodes]), links, starts),
             array("i", [entries[at] for at in wild]),
         )
-    return Matcher(
-        groups,
-        (
-            prefixes,
-            array("q", heads),
-            () if links is None else array("i", links),
-            () if starts is None else array("i", starts),
-        ),
-        (
-            run_patterns,
-            array("q", [candidates[at] for at in wild]),
-            tuple([_needle(pattern).decode(_TEXT) for pattern in run_patterns]),
-        ),
-        size,
-    )
+    needles = tuple([_needle(pattern).decode(_TEXT) for pattern in run_patterns])
+    link_at = () if links is None else array("i", links)
+    run_at = () if starts is None else array("i", starts)
+    chain = (prefixes, array("q", heads), link_at, run_at)
+    columns = (run_patterns, array("q", [candidates[at] for at in wild]), needles)
+    return Matcher(groups, chain, columns, size)
 
 
 def _match_order(
@@ -213,21 +202,13 @@ def _compact(
     nodes, links, starts = chain
     held = [nodes, wild, array("i", links or ()), array("i", starts or ())]
     prefix = _prefix if rules.rules.rfc9309 else Indexed.pattern
-    return Matcher(
-        groups,
-        (
-            _View(rules, nodes, prefix),
-            _View(rules, nodes, Indexed.candidate),
-            held[2] if links is not None else (),
-            held[3] if starts is not None else (),
-        ),
-        (
-            _View(rules, wild, Indexed.pattern),
-            _View(rules, wild, Indexed.candidate),
-            _View(rules, wild, _needle_of),
-        ),
-        sum(map(sys.getsizeof, held)) + rules.size() + 600,
-    )
+    link_at = held[2] if links is not None else ()
+    run_at = held[3] if starts is not None else ()
+    nodes_at = (_View(rules, nodes, prefix), _View(rules, nodes, Indexed.candidate))
+    wild_at = _View(rules, wild, Indexed.pattern), _View(rules, wild, Indexed.candidate)
+    columns = (*wild_at, _View(rules, wild, _needle_of))
+    size = sum(map(sys.getsizeof, held)) + rules.size() + 600
+    return Matcher(groups, (*nodes_at, link_at, run_at), columns, size)
 
 
 def _prefix(rules: Indexed, entry: int) -> bytes:
@@ -283,12 +264,8 @@ def best_match(matcher: Matcher, path: bytes) -> int:
     :func:`~scrapy_robots_std.robotstxt.patterns.work_budget` allows."""
     budget = None
     best = NO_MATCH
-    prefixes, candidates, links, starts = (
-        matcher.prefixes,
-        matcher.candidates,
-        matcher.links,
-        matcher.starts,
-    )
+    prefixes, candidates = matcher.prefixes, matcher.candidates
+    links, starts = matcher.links, matcher.starts
     at = bisect_right(prefixes, path) - 1
     while at >= 0:
         found = candidates[at]

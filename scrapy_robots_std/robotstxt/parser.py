@@ -148,11 +148,11 @@ class Parsed:
         return (None, None) if extras is None else extras.get(group, (None, None))
 
     def without_notes(self) -> Parsed:
-        """A copy sharing every table but the diagnostics."""
+        """A copy sharing every table but the diagnostics (rules: see Rules.once)."""
         copy = Parsed.__new__(Parsed)
         for name in Parsed.__slots__:
             setattr(copy, name, getattr(self, name))
-        copy.note_text = None
+        copy.note_text, copy.rules = None, self.rules.once()
         return copy
 
     def size(self) -> int:
