@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from scrapy_robots_std.robotstxt.parser import Diagnostic, RequestRate
+from scrapy_robots_std.robotstxt.parser import RequestRate
+from scrapy_robots_std.robotstxt.reader import Diagnostic
 from scrapy_robots_std.robotstxt.robots import Decision, RobotsTxt, Rule, parse
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from scrapy_robots_std.robots_source import (
     load,
     one_line,
 )
-from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.reader import RFC9309
 from scrapy_robots_std.robotstxt.robots import REASON_ROBOTS_TXT
 from scrapy_robots_std.safetext import safe, safe_json
 from scrapy_robots_std.stats import DROP_STATUS

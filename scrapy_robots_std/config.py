@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapy_robots_std.policy import MAX_TTL
-from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES, RFC9309, STANDARDS
+from scrapy_robots_std.robotstxt.reader import MAX_READ_BYTES, RFC9309, STANDARDS
 from scrapy_robots_std.robotstxt.tokens import product_token
 from scrapy_robots_std.usage.vocab import PURPOSES, SYNONYMS, check_purpose
 

@@ -15,7 +15,7 @@ from datetime import timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Final
 
-from scrapy_robots_std.robotstxt.parser import RFC9309, STD1994
+from scrapy_robots_std.robotstxt.reader import RFC9309, STD1994
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum

@@ -36,7 +36,7 @@ from scrapy_robots_std.policy import (
     is_redirect,
     redirect_failure,
 )
-from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
+from scrapy_robots_std.robotstxt.reader import MAX_READ_BYTES
 
 __all__ = ["FETCH_TIMEOUT", "CliError", "Source", "load", "one_line"]
 

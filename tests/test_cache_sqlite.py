@@ -22,7 +22,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_robots_std.cache import RobotsCache, SharedFetches, SqliteCache
 from scrapy_robots_std.config import SettingsError
-from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES, MAX_READ_BYTES
+from scrapy_robots_std.robotstxt.reader import MAX_BODY_BYTES, MAX_READ_BYTES
 from tests.helpers.cache import Stats, allow_all_entry, parse_entry
 from tests.helpers.processes import importable, worker_command
 

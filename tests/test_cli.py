@@ -21,7 +21,7 @@ import scrapy_robots_std
 from scrapy_robots_std import cli as _cli
 from scrapy_robots_std.cli import main
 from scrapy_robots_std.policy import MAX_REDIRECTS, FetchOutcome, Verdict, fetch_verdict
-from scrapy_robots_std.robotstxt.parser import MAX_BODY_BYTES, MAX_READ_BYTES
+from scrapy_robots_std.robotstxt.reader import MAX_BODY_BYTES, MAX_READ_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.stats import DROP_STATUS
 from tests.helpers.server import (

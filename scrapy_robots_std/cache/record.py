@@ -21,7 +21,7 @@ from typing import Any, Final, TypeGuard, TypeVar
 
 from scrapy_robots_std.cache.base import CacheEntry, is_tdm_key
 from scrapy_robots_std.policy import MAX_TTL, FetchReason, Verdict, usable_validator
-from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
+from scrapy_robots_std.robotstxt.reader import MAX_READ_BYTES
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.tdmrep import TdmFile, parse_file
 

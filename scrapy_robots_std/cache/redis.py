@@ -32,7 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 from scrapy_robots_std.cache.persistent import RETRY_INTERVAL, PersistentCache
 from scrapy_robots_std.config import Config, SettingsError
 from scrapy_robots_std.policy import MAX_TTL
-from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.reader import RFC9309
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -17,7 +17,7 @@ from scrapy.utils.job import job_dir
 
 from scrapy_robots_std.cache.persistent import RETRY_INTERVAL, PersistentCache
 from scrapy_robots_std.config import Config, SettingsError
-from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.reader import RFC9309
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

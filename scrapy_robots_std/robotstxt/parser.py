@@ -34,14 +34,10 @@ from scrapy_robots_std.robotstxt.patterns import (
     normalize_rfc9309,
 )
 from scrapy_robots_std.robotstxt.reader import (
-    MAX_BODY_BYTES,
-    MAX_READ_BYTES,
     RFC9309,
-    STANDARDS,
     STD1994,
     USAGE_STAGE,
     VALUE_STAGE,
-    Diagnostic,
     Field,
     Key,
     Note,
@@ -54,18 +50,6 @@ from scrapy_robots_std.robotstxt.reader import (
 
 if TYPE_CHECKING:
     from scrapy_robots_std.robotstxt.usage_rules import UsageRules
-
-__all__ = [
-    "MAX_BODY_BYTES",
-    "MAX_READ_BYTES",
-    "RFC9309",
-    "STANDARDS",
-    "STD1994",
-    "Diagnostic",
-    "Parsed",
-    "RequestRate",
-    "parse",
-]
 
 
 class RequestRate(NamedTuple):

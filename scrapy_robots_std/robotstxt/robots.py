@@ -17,9 +17,15 @@ from scrapy_robots_std.robotstxt.layout import (
     candidate_allows,
     candidate_entry,
 )
-from scrapy_robots_std.robotstxt.parser import RFC9309, STANDARDS, Parsed, RequestRate
+from scrapy_robots_std.robotstxt.parser import Parsed, RequestRate
 from scrapy_robots_std.robotstxt.parser import parse as _parse
-from scrapy_robots_std.robotstxt.reader import Diagnostic, decode_text, diagnostics
+from scrapy_robots_std.robotstxt.reader import (
+    RFC9309,
+    STANDARDS,
+    Diagnostic,
+    decode_text,
+    diagnostics,
+)
 from scrapy_robots_std.usage.preferences import REASON_NO_GROUP, REASON_TOO_COMPLEX
 
 if TYPE_CHECKING:

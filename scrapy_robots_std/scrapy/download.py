@@ -26,7 +26,7 @@ from w3lib.url import safe_url_string
 from scrapy_robots_std import policy
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.cache.base import ROBOTS_TXT
-from scrapy_robots_std.robotstxt.parser import MAX_READ_BYTES
+from scrapy_robots_std.robotstxt.reader import MAX_READ_BYTES
 from scrapy_robots_std.scrapy.origin import Origin, origin_of
 from scrapy_robots_std.scrapy.transfer import Transfers
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from scrapy.robotstxt import RobotParser
 
 from scrapy_robots_std.config import STANDARD_SETTING, standard_from_value
-from scrapy_robots_std.robotstxt.parser import RFC9309
+from scrapy_robots_std.robotstxt.reader import RFC9309
 from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.robotstxt.tokens import as_text, fallback_token, product_token
 
