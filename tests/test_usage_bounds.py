@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_robots_std import RobotsTxt
-from scrapy_robots_std.robotstxt import patterns, usage_query
+from scrapy_robots_std.robotstxt import matcher, patterns, usage_query
 from scrapy_robots_std.usage.preferences import REASON_TOO_COMPLEX
 from tests.helpers.bodies import (
     USAGE_PIECES,
@@ -221,7 +221,24 @@ def _kept(
     body: bytes, tokens: tuple[str, ...], paths: tuple[str, ...]
 ) -> dict[str, Any]:
     """tracemalloc's count of what a parsed body keeps after access checks, then
-    after usage queries, beside memory_bytes() and the usage table's own count."""
+    after usage queries, beside memory_bytes() and the usage table's own count.
+
+    The process-wide ring of compiled matchers (``matcher.RING``, tested in
+    test_matcher.py) keeps no record meanwhile: its table grows and shrinks with
+    what earlier tests left in it, and with every token switch, which is not what
+    this file keeps."""
+    with mock.patch.object(matcher, "RING", _NoRing()):
+        return _measured(body, tokens, paths)
+
+
+class _NoRing:
+    def hold(self, owner: object, compiled: object) -> None:
+        """A matcher stays with its owner (one per file: no bound needed here)."""
+
+
+def _measured(
+    body: bytes, tokens: tuple[str, ...], paths: tuple[str, ...]
+) -> dict[str, Any]:
     warm = RobotsTxt.parse(body)  # process-wide caches filled first
     for token in tokens:
         for path in paths:
