@@ -240,8 +240,13 @@ class Groups(_Packed):
 
     __slots__ = ()
 
-    def __new__(cls, agents: list[list[str]], spans: list[_Span]) -> Self:
-        texts = ["".join(agent + "\n" for agent in group).encode() for group in agents]
+    def __new__(cls, agents: list[list[bytes]], spans: list[_Span]) -> Self:
+        # As written, invalid UTF-8 replaced (each "\n" ends a bad sequence).
+        joined = [b"\n".join(group) + b"\n" for group in agents]
+        texts = [
+            text if text.isascii() else text.decode("utf-8", "replace").encode()
+            for text in joined
+        ]
         start = _COUNT.size + _GROUP.size * len(texts)
         ends = pairwise(accumulate(map(len, texts), initial=start))
         rows = zip(ends, spans, strict=True)

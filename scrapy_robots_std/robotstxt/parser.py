@@ -156,6 +156,7 @@ class Parsed:
 
 
 _CANONICAL_SPELLINGS = ("Disallow", "Allow")
+_CANONICAL_CODES = {"Disallow": rule_code(0, 0, False), "Allow": rule_code(0, 1, True)}
 
 
 # Members as plain names: ``Field.ALLOW`` in a loop would be a class-attribute
@@ -239,7 +240,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
     """
     found, notes = _Columns(), reading.notes
     outside_stage = 1 if standard == STD1994 else None  # 1994 notes in line order
-    codes: dict[str, int] = {}  # each rule key spelling's code at line 0
+    codes = dict(_CANONICAL_CODES)  # each rule key spelling's code at line 0
     is_open = rules_seen = False
     events = zip(reading.numbers, reading.keys, reading.values, strict=True)
     for line, key, value in events:
@@ -277,7 +278,7 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
         spellings = _CANONICAL_SPELLINGS
     rules, spans = _rules(standard == RFC9309, found, len(spellings))
     groups = Groups(
-        [[decode_text(value) for value in values] for values in found.agents],
+        found.agents,
         [(*span, has) for span, has in zip(spans, found.has_rules, strict=True)],
     )
     parsed = Parsed(standard, groups, rules, spellings)
