@@ -74,7 +74,6 @@ class Matcher:
         "needles",
         "patterns",
         "prefixes",
-        "reject",
         "run_candidates",
         "size",
         "starts",
@@ -94,7 +93,6 @@ class Matcher:
         self.prefixes, self.candidates, self.links, self.starts = chain
         # The runs' patterns, candidates and needles (see _needle), run after run.
         self.patterns, self.run_candidates, self.needles = runs
-        self.reject = 0 if isinstance(self.needles, tuple) else 1  # for tests
         self.size = size  # bytes it keeps, an estimate from above
 
 

@@ -295,10 +295,8 @@ _PREFIXES = (
     (b"crawl-delay", Field.CRAWL_DELAY, False),
     (b"request-rate", Field.REQUEST_RATE, False),
 )
-# The first letters of every key above and below, both cases.  (Slices: a
-# one-byte slice is CPython's shared object for that byte, so a set or dict
-# finds it by identity, without comparing.)
-_KEY_INITIALS = frozenset(b"uadscrUADSCR"[at : at + 1] for at in range(12))
+# The first letters of every key above and below, both cases.
+_KEY_INITIALS = frozenset(bytes((c,)) for c in b"uadscrUADSCR")
 # Usage lines (attach-05) are recognised by their whole name.
 _WHOLE_NAMES = {
     b"content-usage": Field.CONTENT_USAGE,
@@ -338,8 +336,8 @@ _COMMENT_RE = re.compile(rb"#.*")
 _NUL_RE = re.compile(rb"\x00.*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
-_HEAD, _COLON, _TAIL = itemgetter(0), itemgetter(1), itemgetter(2)
-_LAST, _NOTE, _FIRST = itemgetter(-1), itemgetter(2), itemgetter(slice(1))
+_HEAD, _COLON, _LAST = itemgetter(0), itemgetter(1), itemgetter(-1)
+_NOTE, _FIRST = itemgetter(2), itemgetter(slice(1))
 # What a line's first byte after blanks says it is: True, the start of a key
 # some field may have; False, nothing (a blank line, or an empty key: ": x"
 # is ignored without a note, as in the reference); not there, junk (noted).
