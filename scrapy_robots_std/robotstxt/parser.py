@@ -155,8 +155,11 @@ class Parsed:
         return size
 
 
-_CANONICAL_SPELLINGS = ("Disallow", "Allow")
-_CANONICAL_CODES = {"Disallow": rule_code(0, 0, False), "Allow": rule_code(0, 1, True)}
+_CANONICAL_SPELLINGS = ("Disallow", "Allow")  # spelling numbers 0 and 1, as Field's
+_CANONICAL_CODES = {
+    written: rule_code(0, at, at == Field.ALLOW)
+    for at, written in enumerate(_CANONICAL_SPELLINGS)
+}
 
 
 # Members as plain names: ``Field.ALLOW`` in a loop would be a class-attribute
@@ -176,7 +179,7 @@ class _Columns:
         self.has_rules: list[bool] = []
         self.codes: list[int] = []
         self.values: list[bytes] = []
-        self.spellings = {"Disallow": 0, "Allow": 1}
+        self.spellings = dict(zip(_CANONICAL_SPELLINGS, count()))
         self.extras: dict[int, Extras] = {}  # groups with a usable value
         self.sitemaps: list[str] = []
         self.values_outside: list[tuple[int, str]] = []
