@@ -5,9 +5,9 @@ and its groups another (:class:`Rules`, :class:`Groups` add methods, no storage)
 tables and texts as objects of their own cost ~250 bytes more per cached origin.
 Every packed layout is written and read here only:
 
-* a rule's **code**: ``line << LINE_SHIFT | spelling << 1 | allow`` while a
-  file is built; stored with the fewest bits the file's spellings need, in the
-  fewest bytes that hold every code (:class:`Rules`);
+* a rule's **code**: ``line << shift | kind``, its *kind* ``spelling << 1 |
+  allow``; ``shift`` is the fewest bits the file's spellings need, each code
+  is stored in the fewest bytes that hold every code (:class:`Rules`);
 * a rule's **candidate**, the int that orders rules the way a standard
   decides: ``priority | allow | (LINE_MAX - line) | entry``;
 * a group's **bounds**, :data:`_GROUP` in :class:`Groups`.
@@ -20,16 +20,14 @@ import sys
 from array import array
 from bisect import bisect_left
 from itertools import accumulate, count, pairwise, repeat
-from operator import and_, lshift, or_, rshift
+from operator import lshift, or_
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-# A 512,000-byte body has fewer than 2**19 lines; 2**12 key spellings per file.
-SPELLING_BITS = 12
-LINE_SHIFT = SPELLING_BITS + 1
-MAX_SPELLINGS = 1 << SPELLING_BITS
+# 2**12 key spellings per file at most (a code's line keeps its 19 bits).
+MAX_SPELLINGS = 1 << 12
 
 # Candidates: priority (the pattern's length) | allow | LINE_MAX - line | entry.
 _ENTRY_BITS = 20
@@ -43,18 +41,13 @@ NO_MATCH = -1
 TOO_COMPLEX = -2
 
 
-def rule_code(line: int, spelling: int, allow: bool) -> int:
-    return line << LINE_SHIFT | spelling << 1 | allow
+def rule_kind(spelling: int, allow: bool) -> int:
+    return spelling << 1 | allow
 
 
-def code_allows(code: int) -> bool:
-    """Whether a code made by :func:`rule_code` is an Allow rule's."""
-    return code & 1 == 1
-
-
-def with_line(code: int, line: int) -> int:
-    """A code made at line 0 (:func:`rule_code`), at ``line``."""
-    return line << LINE_SHIFT | code
+def kind_allows(kind: int) -> bool:
+    """Whether a kind made by :func:`rule_kind` is an Allow rule's."""
+    return kind & 1 == 1
 
 
 def candidate_allows(value: int) -> bool:
@@ -101,17 +94,15 @@ class Rules(_Packed):
     def __new__(
         cls,
         patterns: list[bytes],
-        codes: list[int],
+        lines: list[int],
+        kinds: list[int],
         written: dict[int, bytes],
         rfc9309: bool,
         spellings: int,
     ) -> Self:
         # Most files spell two keys: a code of line << 2 | spelling << 1 | allow.
         shift = 1 + max(1, (spellings - 1).bit_length())
-        if shift != LINE_SHIFT:
-            lines = map(rshift, codes, repeat(LINE_SHIFT))
-            low = map(and_, codes, repeat((1 << LINE_SHIFT) - 1))
-            codes = list(map(or_, map(lshift, lines, repeat(shift)), low))
+        codes = list(map(or_, map(lshift, lines, repeat(shift)), kinds))
         table, keys = _narrow(codes), sorted(written)
         flags = table.itemsize << 1 | rfc9309
         tail = _RULES_TAIL.pack(len(table), len(keys), len(patterns), flags, shift)

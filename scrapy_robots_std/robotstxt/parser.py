@@ -24,9 +24,8 @@ from scrapy_robots_std.robotstxt.layout import (
     MAX_SPELLINGS,
     Groups,
     Rules,
-    code_allows,
-    rule_code,
-    with_line,
+    kind_allows,
+    rule_kind,
 )
 from scrapy_robots_std.robotstxt.patterns import (
     index_html_directory,
@@ -156,8 +155,8 @@ class Parsed:
 
 
 _CANONICAL_SPELLINGS = ("Disallow", "Allow")  # spelling numbers 0 and 1, as Field's
-_CANONICAL_CODES = {
-    written: rule_code(0, at, at == Field.ALLOW)
+_CANONICAL_KINDS = {
+    written: rule_kind(at, at == Field.ALLOW)
     for at, written in enumerate(_CANONICAL_SPELLINGS)
 }
 
@@ -175,9 +174,10 @@ class _Columns:
 
     def __init__(self) -> None:
         self.agents: list[list[bytes]] = []
-        self.starts: list[int] = []  # each group's first rule in codes/values
+        self.starts: list[int] = []  # each group's first rule in the rule columns
         self.has_rules: list[bool] = []
-        self.codes: list[int] = []
+        self.lines: list[int] = []  # the rule columns: line, kind, value
+        self.kinds: list[int] = []
         self.values: list[bytes] = []
         self.spellings = dict(zip(_CANONICAL_SPELLINGS, count()))
         self.extras: dict[int, Extras] = {}  # groups with a usable value
@@ -185,15 +185,15 @@ class _Columns:
         self.values_outside: list[tuple[int, str]] = []
         self.usage = False
 
-    def code(self, key: Key) -> int:
-        """A rule key's code at line 0: its spelling in this file, its kind."""
+    def kind(self, key: Key) -> int:
+        """A rule key's kind: its spelling in this file, allow or not."""
         spelling = self.spellings.get(key.written)
         if spelling is None:
             if len(self.spellings) < MAX_SPELLINGS:
                 spelling = self.spellings[key.written] = len(self.spellings)
             else:
                 spelling = int(key.field)  # reported in its canonical form
-        return rule_code(0, spelling, key.field is Field.ALLOW)
+        return rule_kind(spelling, key.field is Field.ALLOW)
 
     def other(
         self, group: int, line: int, key: Key, value: bytes, notes: Notes
@@ -243,7 +243,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
     """
     found, notes = _Columns(), reading.notes
     outside_stage = 1 if standard == STD1994 else None  # 1994 notes in line order
-    codes = dict(_CANONICAL_CODES)  # each rule key spelling's code at line 0
+    kinds = dict(_CANONICAL_KINDS)  # each rule key spelling's kind
     is_open = rules_seen = False
     events = zip(reading.numbers, reading.keys, reading.values, strict=True)
     for line, key, value in events:
@@ -254,16 +254,17 @@ def _build(standard: str, reading: Reading) -> Parsed:
                 continue
             rules_seen = found.has_rules[-1] = True
             if value:  # an empty pattern never decides
-                code = codes.get(key.written)
-                if code is None:
-                    code = codes[key.written] = found.code(key)
-                found.codes.append(with_line(code, line))
+                kind = kinds.get(key.written)
+                if kind is None:
+                    kind = kinds[key.written] = found.kind(key)
+                found.lines.append(line)
+                found.kinds.append(kind)
                 found.values.append(value)
         elif field is _USER_AGENT:
             if not is_open or rules_seen:
                 is_open, rules_seen = True, False
                 found.agents.append([])
-                found.starts.append(len(found.codes))
+                found.starts.append(len(found.values))
                 found.has_rules.append(False)
             found.agents[-1].append(value)
         elif field is _BLANK:
@@ -301,23 +302,23 @@ def _rules(
 ) -> tuple[Rules, list[tuple[int, int]]]:
     """The rules' table, and each group's first entry and the entry after
     its last (an allowed ``/dir/index.html`` adds an entry to its group)."""
-    codes, values, starts = found.codes, found.values, found.starts
+    lines, kinds, values, starts = found.lines, found.kinds, found.values, found.starts
     joined = b"\n".join(values)
     patterns = values
     if not (joined.isascii() and joined.find(b"%") < 0):
         normalize = normalize_rfc9309 if rfc9309 else normalize_1994
         patterns = list(map(normalize, values))
     if rfc9309 and joined.find(b"/index.htm") >= 0:
-        patterns, codes, values, starts = _index_directories(
-            patterns, codes, values, starts
-        )
+        order, patterns, starts = _index_directories(patterns, kinds, starts)
+        lines, kinds = [lines[at] for at in order], [kinds[at] for at in order]
+        values = [values[at] for at in order]
     written: dict[int, bytes] = {}
     if patterns is not values:  # normalising returns a value it keeps as is
         for at in compress(count(), map(is_not, values, patterns)):
             if values[at] != patterns[at]:
                 written[at] = values[at]
-    ends = [*starts[1:], len(codes)] if starts else []
-    rules = Rules(patterns, codes, written, rfc9309, spellings)
+    ends = [*starts[1:], len(values)] if starts else []
+    rules = Rules(patterns, lines, kinds, written, rfc9309, spellings)
     return rules, list(zip(starts, ends, strict=True))
 
 
@@ -348,26 +349,25 @@ _USAGE_ROLES = {
 
 
 def _index_directories(
-    patterns: list[bytes], codes: list[int], values: list[bytes], starts: list[int]
-) -> tuple[list[bytes], list[int], list[bytes], list[int]]:
-    """An allowed ``/dir/index.html`` also allows ``/dir/`` (as ``/dir/$``):
-    the columns with that entry added at the end of its group."""
-    found: tuple[list[bytes], list[int], list[bytes], list[int]] = ([], [], [], [])
-    ends = [*starts[1:], len(codes)]
-    for start, end in zip(starts, ends, strict=True):
-        found[3].append(len(found[0]))
-        found[0].extend(patterns[start:end])
-        found[1].extend(codes[start:end])
-        found[2].extend(values[start:end])
+    patterns: list[bytes], kinds: list[int], starts: list[int]
+) -> tuple[list[int], list[bytes], list[int]]:
+    """An allowed ``/dir/index.html`` also allows ``/dir/`` (as ``/dir/$``), an
+    entry added at the end of its group: the entry each new entry copies, the
+    new patterns, and each group's first entry."""
+    order: list[int] = []
+    found: list[bytes] = []
+    firsts: list[int] = []
+    for start, end in zip(starts, [*starts[1:], len(patterns)], strict=True):
+        firsts.append(len(order))
+        order.extend(range(start, end))
+        found.extend(patterns[start:end])
         for at in range(start, end):
-            directory = (
-                index_html_directory(patterns[at]) if code_allows(codes[at]) else None
-            )
-            if directory is not None:
-                found[0].append(directory)
-                found[1].append(codes[at])
-                found[2].append(values[at])
-    return found
+            if kind_allows(kinds[at]):
+                directory = index_html_directory(patterns[at])
+                if directory is not None:
+                    order.append(at)
+                    found.append(directory)
+    return order, found, firsts
 
 
 def parse(body: bytes, standard: str) -> Parsed:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count, repeat
-from operator import contains, is_, is_not, itemgetter, lt, not_
+from operator import contains, is_, is_not, itemgetter, lt, not_, sub
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -335,7 +335,7 @@ def classify_rfc9309(raw_key: bytes) -> Key:
 _COMMENT_RE = re.compile(rb"#.*")
 _NUL_RE = re.compile(rb"\x00.*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
-_NO_COLON_RE = re.compile(rb"([^ \t]+)[ \t]+([^ \t]+)")
+_NO_COLON_RE = re.compile(rb"([^ \t]++)[ \t]++([^ \t]++)")
 _HEAD, _COLON, _LAST = itemgetter(0), itemgetter(1), itemgetter(-1)
 _NOTE, _FIRST = itemgetter(2), itemgetter(slice(1))
 # What a line's first byte after blanks says it is: True, the start of a key
@@ -423,13 +423,15 @@ def _without_colon(
     """Lines without a colon (at ``numbers``): ``key value``, which the
     reference accepts (noted; returned: where, and each key and value), or
     ignored (noted)."""
-    bare = [lines[number - 1].strip() for number in numbers]
+    bare = map(bytes.strip, map(lines.__getitem__, map(sub, numbers, repeat(1))))
     matches = list(map(_NO_COLON_RE.fullmatch, bare))
     found = list(map(is_not, matches, repeat(None)))
     notes.add_many(list(compress(numbers, map(not_, found))), Note.IGNORED_LINE)
     numbers = list(compress(numbers, found))
-    _note_lines(lines, numbers, Note.MISSING_COLON, notes)
-    return numbers, [match.groups() for match in compress(matches, found)]  # type: ignore[union-attr]
+    pairs = [match.groups() for match in compress(matches, found)]  # type: ignore[union-attr]
+    heads = map(bytes.strip, map(_HEAD, pairs[: notes.room(Note.MISSING_COLON)]))
+    notes.add_many(numbers, Note.MISSING_COLON, list(map(decode_text, heads)))
+    return numbers, pairs
 
 
 def _merged(columns: _Columns, extra: _Columns) -> _Columns:
