@@ -252,7 +252,8 @@ def _build(standard: str, reading: Reading) -> Parsed:
             if not is_open:
                 notes.add(line, Note.OUTSIDE_GROUP, key.written, outside_stage)
                 continue
-            rules_seen = found.has_rules[-1] = True
+            if not rules_seen:
+                rules_seen = found.has_rules[-1] = True
             if value:  # an empty pattern never decides
                 kind = kinds.get(key.written)
                 if kind is None:
