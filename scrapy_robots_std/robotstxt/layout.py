@@ -151,21 +151,23 @@ class Rules(_Packed):
 
     def patterns(self, each: bool = True) -> list[bytes]:
         """Every entry's pattern, in entry order (``each=False``: as stored)."""
-        entries, _, kept, _, _ = self._tail()
+        entries, _, kept, flags, _ = self._tail()
         found = bytes.split(self, b"\n", kept) if entries else []
         del found[kept:]  # the rest: values as written, tables
-        numbers = self.codes(1)
-        return list(map(found.__getitem__, numbers)) if each and numbers else found
+        if each and flags >> 4:  # a pattern number per entry
+            return list(map(found.__getitem__, self.codes(1)))
+        return found
 
     def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
         """The candidate of each of ``entries`` (patterns ``found``): rfc9309: longest
         pattern, then allow, then earliest line; 1994: earliest line (first match)."""
-        codes, shift = self.codes(), self._tail()[4]
+        _, _, _, flags, shift = self._tail()
+        codes = self.codes()
         lines = [
             (LINE_MAX - (codes[entry] >> shift)) << _ENTRY_BITS | entry
             for entry in entries
         ]
-        if not self.rfc9309:
+        if not flags & 1:  # 1994
             return lines
         return [
             len(pattern) << _PRIORITY_SHIFT | (codes[entry] & 1) << _ALLOW_SHIFT | line
