@@ -9,7 +9,8 @@ Every packed layout is written and read here only:
   allow``; ``shift`` is the fewest bits the file's spellings need, each code
   is stored in the fewest bytes that hold every code (:class:`Rules`);
 * a rule's **candidate**, the int that orders rules the way a standard
-  decides: ``priority | allow | (LINE_MAX - line) | entry``;
+  decides: ``priority | allow | (ENTRY_MASK - entry)`` (entries are in
+  file order, so the earlier line is the larger);
 * a group's **bounds**, :data:`_GROUP` in :class:`Groups`.
 """
 
@@ -29,13 +30,10 @@ if TYPE_CHECKING:
 # 2**12 key spellings per file at most (a code's line keeps its 19 bits).
 MAX_SPELLINGS = 1 << 12
 
-# Candidates: priority (the pattern's length) | allow | LINE_MAX - line | entry.
-_ENTRY_BITS = 20
-_LINE_BITS = 20
-_ALLOW_SHIFT = _ENTRY_BITS + _LINE_BITS
+# Candidates: priority (the pattern's length) | allow | _ENTRY_MASK - entry.
+_ALLOW_SHIFT = 20  # a 512,000-byte body has fewer than 2**20 entries
 _PRIORITY_SHIFT = _ALLOW_SHIFT + 1
-_ENTRY_MASK = (1 << _ENTRY_BITS) - 1
-LINE_MAX = (1 << _LINE_BITS) - 1
+_ENTRY_MASK = (1 << _ALLOW_SHIFT) - 1
 #: Not a candidate: no rule matched, or the budget of work ran out.
 NO_MATCH = -1
 TOO_COMPLEX = -2
@@ -55,7 +53,7 @@ def candidate_allows(value: int) -> bool:
 
 
 def candidate_entry(value: int) -> int:
-    return value & _ENTRY_MASK
+    return _ENTRY_MASK - (value & _ENTRY_MASK)
 
 
 class _Packed(bytes):
@@ -161,17 +159,14 @@ class Rules(_Packed):
     def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
         """The candidate of each of ``entries`` (patterns ``found``): rfc9309: longest
         pattern, then allow, then earliest line; 1994: earliest line (first match)."""
-        _, _, _, flags, shift = self._tail()
+        if not self._tail()[3] & 1:  # 1994
+            return [_ENTRY_MASK - entry for entry in entries]
         codes = self.codes()
-        lines = [
-            (LINE_MAX - (codes[entry] >> shift)) << _ENTRY_BITS | entry
-            for entry in entries
-        ]
-        if not flags & 1:  # 1994
-            return lines
         return [
-            len(pattern) << _PRIORITY_SHIFT | (codes[entry] & 1) << _ALLOW_SHIFT | line
-            for entry, pattern, line in zip(entries, found, lines, strict=True)
+            len(pattern) << _PRIORITY_SHIFT
+            | (codes[entry] & 1) << _ALLOW_SHIFT
+            | _ENTRY_MASK - entry
+            for entry, pattern in zip(entries, found, strict=True)
         ]
 
     def value(self, entry: int) -> bytes:
@@ -208,12 +203,15 @@ class Indexed:
 
     def candidate(self, entry: int) -> int:
         """:meth:`Rules.candidates` of one entry (a compact matcher reads them so)."""
-        code = self.codes[entry]
-        line = (LINE_MAX - (code >> self.shift)) << _ENTRY_BITS | entry
         if not self.rfc9309:
-            return line
+            return _ENTRY_MASK - entry
         start, stop = self._span(entry)
-        return (stop - start) << _PRIORITY_SHIFT | (code & 1) << _ALLOW_SHIFT | line
+        allow = self.codes[entry] & 1
+        return (
+            (stop - start) << _PRIORITY_SHIFT
+            | allow << _ALLOW_SHIFT
+            | _ENTRY_MASK - entry
+        )
 
     def size(self) -> int:  # and the codes' view, with the buffer it shares
         return sys.getsizeof(self) + sys.getsizeof(self.offsets) + 400

@@ -353,22 +353,21 @@ def _index_directories(
     patterns: list[bytes], kinds: list[int], starts: list[int]
 ) -> tuple[list[int], list[bytes], list[int]]:
     """An allowed ``/dir/index.html`` also allows ``/dir/`` (as ``/dir/$``), an
-    entry added at the end of its group: the entry each new entry copies, the
-    new patterns, and each group's first entry."""
+    entry right after it (entries stay in file order): the entry each new entry
+    copies, the new patterns, and each group's first entry."""
     order: list[int] = []
     found: list[bytes] = []
-    firsts: list[int] = []
-    for start, end in zip(starts, [*starts[1:], len(patterns)], strict=True):
-        firsts.append(len(order))
-        order.extend(range(start, end))
-        found.extend(patterns[start:end])
-        for at in range(start, end):
-            if kind_allows(kinds[at]):
-                directory = index_html_directory(patterns[at])
-                if directory is not None:
-                    order.append(at)
-                    found.append(directory)
-    return order, found, firsts
+    moved: list[int] = []  # each entry's new place
+    for at, pattern in enumerate(patterns):
+        moved.append(len(order))
+        order.append(at)
+        found.append(pattern)
+        directory = index_html_directory(pattern) if kind_allows(kinds[at]) else None
+        if directory is not None:
+            order.append(at)
+            found.append(directory)
+    moved.append(len(order))  # a last group without rules starts at the end
+    return order, found, [moved[start] for start in starts]
 
 
 def parse(body: bytes, standard: str) -> Parsed:
