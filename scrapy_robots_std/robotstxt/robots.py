@@ -179,8 +179,11 @@ class RobotsTxt:
         URL). Raises ``ValueError`` for a token or URL the standard cannot read."""
         if self.standard != RFC9309:
             return self.decide(url, token).allowed
-        # The hot path of a crawl: decide() without building a Decision.
-        matcher = self._matcher_for(token)
+        # The hot path of a crawl: decide() without building a Decision, and
+        # without a call while the last token's matcher is held.
+        matcher = self._matcher
+        if matcher is None or token != self._last_token:
+            matcher = self._matcher_for(token)
         octets = _patterns.path_rfc9309(_patterns.split_url(url))
         if not matcher.groups or octets == b"/robots.txt":
             return True
