@@ -273,7 +273,7 @@ def prepare_body(body: bytes) -> tuple[bytes, bool]:
         if body[:size] == _UTF8_BOM[:size]:
             body = body[size:]
             break
-    if b"\r" in body:  # CR, LF and CRLF each end exactly one line
+    if body.find(b"\r") >= 0:  # CR, LF and CRLF each end exactly one line
         body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     return body, truncated
 
@@ -359,8 +359,8 @@ def read_rfc9309(body: bytes) -> Reading:
     """
     raw, truncated = prepare_body(body)
     notes = Notes()
-    text = _COMMENT_RE.sub(b"", raw) if b"#" in raw else raw
-    if b"\x00" in text:
+    text = _COMMENT_RE.sub(b"", raw) if raw.find(b"#") >= 0 else raw
+    if text.find(b"\x00") >= 0:
         text = _NUL_RE.sub(b"", text)
     lines = _split_lines(text, raw, notes)
     starts = list(map(_STARTS.get, map(_FIRST, map(bytes.lstrip, lines))))
