@@ -86,7 +86,7 @@ def for_url(
     lines = _lines(rules)
     chosen = select(rules, lines, parsed.all_agents, standard, token)
     # File-wide lines speak with every group, and for a token no group names.
-    wide = lines[: rules.outside]
+    wide = tuple(line for line in lines if line.group < 0)
     if chosen is None and not wide:
         return UsagePreferences.unknown(REASON_NO_GROUP)
     path = _patterns.path_rfc9309(_patterns.split_url(url))
@@ -104,13 +104,14 @@ def _lines(rules: UsageRules) -> tuple[Line, ...]:
     if read is None:
         firsts: dict[bytes, int] = {}
         lines = []
-        for index, (number, kind, value) in enumerate(rules.lines()):
+        for index, (number, kind, group, value) in enumerate(rules.lines):
             path, preference = split_value(kind, value)
             source = read_source(
                 KIND_VOCABULARIES[kind], value, preference, ROBOTS_TXT, number, path
             )
             pattern = _patterns.normalize_rfc9309(path) if path else path
-            lines.append(Line(pattern, firsts.setdefault(value, index), source))
+            first = firsts.setdefault(value, index)
+            lines.append(Line(pattern, first, group, source))
         # Set once, whole (88: the pair and its int): a thread measuring
         # meanwhile sees the reserve.
         found = tuple(lines)
@@ -137,25 +138,17 @@ def select(
         return selections[token]
     name = _tokens.check_token(token, standard)
     agents = all_agents()
-    bounds = rules.groups
-    starts = range(0, len(bounds), 3)
-    kept: list[Sequence[str]] = [agents[bounds[i] : bounds[i + 1]] for i in starts]
+    groups = [
+        agents[first:end] for first, end in zip(rules.firsts, rules.ends, strict=True)
+    ]
     if standard == RFC9309:
         # Whether some group names the token counts every user-agent line, also
-        # those of the groups not kept (no usage lines): one more group, holding
-        # no line, has them.
-        inside = {at for i in starts for at in range(bounds[i], bounds[i + 1])}
-        kept.append([agent for at, agent in enumerate(agents) if at not in inside])
+        # those of the groups not kept: one more group, holding no line, has
+        # them all.
+        groups.append(agents)
     found = None
-    if chosen := _groups.select(kept, name, standard):
-        # A kept group's lines start where the previous one's end.
-        ends = [rules.outside, *bounds[2::3]]
-        found = tuple(
-            line
-            for group in chosen
-            if group < len(starts)
-            for line in lines[ends[group] : ends[group + 1]]
-        )
+    if chosen := _groups.select(groups, name, standard):
+        found = tuple(line for line in lines if line.group in chosen)
         found = next(
             (known for known in tuple(selections.values()) if known == found), found
         )

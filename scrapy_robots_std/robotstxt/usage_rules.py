@@ -1,10 +1,5 @@
-"""``Content-Usage`` and ``Content-Signal`` lines of a robots.txt, kept compactly.
-
-The parser hands over the lines that shape groups only when a body holds a usage
-line.  Usage gets its own partition of the user-agent lines, with usage lines as
-rules; a usage line outside any group is file-wide (docs/usage-preferences.md,
-"Grouping").  The first query reads the lines (``usage_query``) and measures them.
-"""
+"""``Content-Usage`` and ``Content-Signal`` lines of a robots.txt in their own
+groups (docs/usage-preferences.md, "Grouping"), and the bytes queries keep."""
 
 from __future__ import annotations
 
@@ -17,7 +12,7 @@ from scrapy_robots_std.usage import vocab as _vocab
 from scrapy_robots_std.usage.vocab import AIPREF, MAX_MEMBERS, read_statement
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator
+    from collections.abc import Collection, Iterable
 
     from scrapy_robots_std.usage.preferences import UsageSource
 
@@ -51,6 +46,7 @@ class Line(NamedTuple):
     #: the first line with the same value: a repeat adds nothing to a
     #: most-restrictive combination
     first: int
+    group: int  # as Usage.group
     source: UsageSource
 
 
@@ -66,51 +62,55 @@ def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
     return path, value[len(path) :].lstrip(b" \t")
 
 
+class Usage(NamedTuple):
+    """One usage line as stored: read for queries on the first (``usage_query``)."""
+
+    line: int
+    kind: int  # CONTENT_USAGE or CONTENT_SIGNAL
+    group: int  # its group's place in UsageRules.firsts, -1 for a file-wide line
+    value: bytes
+
+
+#: What :meth:`UsageRules.size` counts per line stored besides its value (a named
+#: tuple of 4, its line number's int, its place in the tuple of lines).
+_STORED_BYTES = 130
+
+
 @dataclass(slots=True, eq=False)
 class UsageRules:
-    """A body's usage lines and the usage groups that hold them.
+    """A body's usage lines, in file order, and the usage groups that hold them.
 
-    ``codes[i]`` is line ``i``'s number << 1 | its kind, its value the ``i``-th of
-    ``values.split(b"\\n")``: the ``outside`` file-wide lines, then the groups'.
-    ``groups`` holds three numbers per kept group: its first agent, the agent after
-    its last (indexes into ``Parsed.all_agents()``) and the usage line after its
-    last.  rfc9309 keeps the groups that hold usage lines; 1994 every record with a
+    A kept group's user-agent lines are ``Parsed.all_agents()[firsts[g]:ends[g]]``.
+    rfc9309 keeps the groups that hold usage lines; 1994 every record with a
     rule, since the first record naming the robot wins even without any.
     """
 
-    codes: array[int] = field(default_factory=lambda: array("I"))
-    groups: array[int] = field(default_factory=lambda: array("I"))
-    values: bytes = b""
+    lines: tuple[Usage, ...] = ()
+    firsts: array[int] = field(default_factory=lambda: array("I"))
+    ends: array[int] = field(default_factory=lambda: array("I"))
     outside: int = 0  # file-wide lines
     invalid: int = 0
-    #: a bound on what the first query keeps (:func:`reserve`)
-    reserve: int = 0
     #: every line read (the first query does it) and the bytes that keeps
     read: tuple[tuple[Line, ...], int] | None = None
     #: token -> the lines of its groups (tokens that choose the same lines
     #: share one tuple), or None when no group applies; filled by queries
     selections: dict[str, tuple[Line, ...] | None] = field(default_factory=dict)
 
-    def lines(self) -> Iterator[tuple[int, int, bytes]]:
-        """Each line's number, kind and value: file-wide lines, then groups'."""
-        values = self.values.split(b"\n") if self.codes else []
-        for code, value in zip(self.codes, values, strict=True):
-            yield code >> 1, code & 1, value
-
     def count(self, kind: int) -> int:
-        return sum(1 for code in self.codes if code & 1 == kind)
+        return sum(1 for line in self.lines if line.kind == kind)
 
     def size(self) -> int:
         """Bytes kept, and what queries keep (an estimate from above)."""
-        tables = (self.codes, self.groups, self.values)
-        return 240 + sum(map(sys.getsizeof, tables)) + self.query_size()
+        stored = sum(_STORED_BYTES + sys.getsizeof(line.value) for line in self.lines)
+        tables = (self.lines, self.firsts, self.ends)
+        return 240 + stored + sum(map(sys.getsizeof, tables)) + self.query_size()
 
     def query_size(self) -> int:
         """What queries keep: the lines read, as measured then, and each token's
-        selection; before the first query, :attr:`reserve`."""
+        selection; before the first query, a bound (:func:`reserve`)."""
         read = self.read
         if read is None:
-            size = self.reserve
+            size = reserve(line.value for line in self.lines)
         else:
             selections = self.selections  # a query may replace it meanwhile
             chosen = tuple(selections.items())
@@ -211,72 +211,68 @@ def collect(
 ) -> tuple[UsageRules, list[tuple[int, str]]]:
     """The usage table of a body from its group-shaping lines, in file order, and
     a (line, detail) note for each invalid value.  A usage line outside any group
-    is file-wide: kept first, before the groups' lines."""
-    codes: list[int] = []
-    values: list[bytes] = []
-    wide: list[tuple[int, bytes]] = []
-    # Each group: [first agent, agent after last, has a rule, first usage line].
-    groups: list[list[int]] = []
-    group: list[int] | None = None
+    is file-wide."""
+    lines: list[Usage] = []
+    firsts: list[int] = []
+    ends: list[int] = []
+    agents = 0  # user-agent lines so far
+    start: int | None = None  # the open group's first agent; None: no group open
+    group = -1  # the open group's place among the kept, once kept
+    ruled = False  # whether the open group has a rule line
     for line, role, value in entries:
         if role == BLANK:
-            group = None
+            start = None
         elif role == AGENT:
-            agents = groups[-1][1] if groups else 0
-            if group is None or group[2]:
-                group = [agents, agents, 0, len(codes)]
-                groups.append(group)
-            group[1] = agents + 1
-        elif group is None:
+            if start is None or ruled:
+                start, group, ruled = agents, -1, False
+            agents += 1
+        elif start is None:
             if role <= CONTENT_SIGNAL:
-                wide.append((line << 1 | role, value))
+                lines.append(Usage(line, role, -1, value))
         else:
-            group[2] = 1
+            # A group's agents end at its first rule: kept then, they are all known.
+            ruled = True
+            if group < 0 and (every_record or role <= CONTENT_SIGNAL):
+                group = len(firsts)
+                firsts.append(start)
+                ends.append(agents)
             if role <= CONTENT_SIGNAL:
-                codes.append(line << 1 | role)
-                values.append(value)
-    codes[:0] = [code for code, _ in wide]
-    values[:0] = [value for _, value in wide]
-    if len(codes) > MAX_USAGE_LINES:
+                lines.append(Usage(line, role, group, value))
+    outside = sum(1 for usage in lines if usage.group < 0)
+    if len(lines) > MAX_USAGE_LINES:
         # Kept as counts only: every preference of the file is unknown.
         detail = (
             f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
-            f"({len(codes)}): every usage preference of this file is unknown"
+            f"({len(lines)}): every usage preference of this file is unknown"
         )
-        rules = UsageRules(outside=len(wide), invalid=len(codes))
-        return rules, [(sorted(codes)[MAX_USAGE_LINES] >> 1, detail)]
-    bounds: list[int] = []
-    ends = [found[3] for found in groups[1:]] + [len(codes) - len(wide)]
-    for (first, last, has_rule, start), end in zip(groups, ends, strict=False):
-        if has_rule if every_record else end > start:
-            bounds += (first, last, end + len(wide))
-    notes = _invalid_values(codes, values)
+        rules = UsageRules(outside=outside, invalid=len(lines))
+        return rules, [(lines[MAX_USAGE_LINES].line, detail)]
+    notes = _invalid_values(lines)
     rules = UsageRules(
-        array("I", codes),
-        array("I", bounds),
-        b"\n".join(values),
-        outside=len(wide),
+        tuple(lines),
+        array("I", firsts),
+        array("I", ends),
+        outside=outside,
         invalid=len(notes),
-        reserve=reserve(values),
     )
     return rules, notes
 
 
-def _invalid_values(codes: list[int], values: list[bytes]) -> list[tuple[int, str]]:
+def _invalid_values(lines: list[Usage]) -> list[tuple[int, str]]:
     """A note for each line whose preference does not read (each distinct
     preference read once)."""
     errors: dict[bytes, str | None] = {}
     notes = []
-    for code, value in zip(codes, values, strict=True):
-        preference = split_value(code & 1, value)[1]
+    for line, kind, _, value in lines:
+        preference = split_value(kind, value)[1]
         if preference not in errors:
             errors[preference] = read_statement(AIPREF, preference)[2]
         error = errors[preference]
         if error is not None:
             shown = value.decode("utf-8", "replace")
             detail = (
-                f"{KIND_VOCABULARIES[code & 1].field} value {shown!r} is not a"
+                f"{KIND_VOCABULARIES[kind].field} value {shown!r} is not a"
                 f" structured-field Dictionary ({error}): every category unknown"
             )
-            notes.append((code >> 1, detail))
+            notes.append((line, detail))
     return notes
