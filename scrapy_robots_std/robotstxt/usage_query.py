@@ -8,7 +8,7 @@ patterns do, within the access rules' budget of work (docs/usage-preferences.md)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import patterns as _patterns
@@ -18,38 +18,22 @@ from scrapy_robots_std.robotstxt.reader import RFC9309
 from scrapy_robots_std.robotstxt.usage_rules import (
     CONTENT_SIGNAL,
     CONTENT_USAGE,
-    KIND_VOCABULARIES,
     Line,
-    deep_size,
-    split_value,
 )
 from scrapy_robots_std.usage.preferences import (
-    HEADER,
     REASON_DISALLOWED,
     REASON_NO_GROUP,
     REASON_NO_STATEMENT,
     REASON_RULES,
     REASON_TOO_COMPLEX,
-    ROBOTS_TXT,
     UsagePreferences,
-    read_source,
 )
-from scrapy_robots_std.usage.vocab import ALLOW, DISALLOW, UNKNOWN, VOCABULARIES
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from scrapy_robots_std.robotstxt.parser import Parsed
     from scrapy_robots_std.robotstxt.usage_rules import UsageRules
-
-#: Constants every source refers to: not counted in what a query keeps.
-_SHARED: Final = frozenset(
-    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN))
-).union(
-    id(name)
-    for vocabulary in VOCABULARIES
-    for name in (vocabulary.field, *vocabulary.categories)
-)
 
 
 @dataclass(frozen=True)
@@ -83,7 +67,7 @@ def for_url(
     rules = parsed.usage
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    lines = _lines(rules)
+    lines = rules.read_once()[0]
     chosen = select(rules, lines, parsed.all_agents, standard, token)
     # File-wide lines speak with every group, and for a token no group names.
     wide = tuple(line for line in lines if line.group < 0)
@@ -96,27 +80,6 @@ def for_url(
     reason = REASON_NO_STATEMENT if chosen is not None else REASON_NO_GROUP
     sources = tuple(line.source for line in found)
     return UsagePreferences.combine(REASON_RULES if sources else reason, sources)
-
-
-def _lines(rules: UsageRules) -> tuple[Line, ...]:
-    """Every usage line of the file, read on the first query and measured."""
-    read = rules.read
-    if read is None:
-        firsts: dict[bytes, int] = {}
-        lines = []
-        for index, (number, kind, group, value) in enumerate(rules.lines):
-            path, preference = split_value(kind, value)
-            source = read_source(
-                KIND_VOCABULARIES[kind], value, preference, ROBOTS_TXT, number, path
-            )
-            pattern = _patterns.normalize_rfc9309(path) if path else path
-            first = firsts.setdefault(value, index)
-            lines.append(Line(pattern, first, group, source))
-        # Set once, whole (88: the pair and its int): a thread measuring
-        # meanwhile sees the reserve.
-        found = tuple(lines)
-        read = rules.read = (found, 88 + deep_size([found], _SHARED))
-    return read[0]
 
 
 #: Tokens whose selection a file keeps; a crawl asks with one or two.

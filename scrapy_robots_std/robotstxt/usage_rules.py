@@ -6,17 +6,35 @@ from __future__ import annotations
 import sys
 from array import array
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
+from scrapy_robots_std.robotstxt.patterns import normalize_rfc9309
 from scrapy_robots_std.usage import vocab as _vocab
-from scrapy_robots_std.usage.vocab import AIPREF, MAX_MEMBERS, read_statement
+from scrapy_robots_std.usage.preferences import HEADER, ROBOTS_TXT, read_source
+from scrapy_robots_std.usage.vocab import (
+    AIPREF,
+    ALLOW,
+    DISALLOW,
+    UNKNOWN,
+    VOCABULARIES,
+    read_statement,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
 
     from scrapy_robots_std.usage.preferences import UsageSource
 
-# Roles of the lines handed over; the two usage kinds are also the stored kind bit.
+#: Constants every source refers to: not counted in what a query keeps.
+_SHARED: Final = frozenset(
+    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN))
+).union(
+    id(name)
+    for vocabulary in VOCABULARIES
+    for name in (vocabulary.field, *vocabulary.categories)
+)
+
+# Roles of the lines handed over; the two usage kinds are also a stored line's kind.
 CONTENT_USAGE = 0
 CONTENT_SIGNAL = 1
 AGENT = 2
@@ -105,22 +123,44 @@ class UsageRules:
         tables = (self.lines, self.firsts, self.ends)
         return 240 + stored + sum(map(sys.getsizeof, tables)) + self.query_size()
 
-    def query_size(self) -> int:
-        """What queries keep: the lines read, as measured then, and each token's
-        selection; before the first query, a bound (:func:`reserve`)."""
+    def read_once(self) -> tuple[tuple[Line, ...], int]:
+        """Every usage line, read by the first query or measure, and the bytes
+        that keeps."""
         read = self.read
         if read is None:
-            size = reserve(line.value for line in self.lines)
-        else:
-            selections = self.selections  # a query may replace it meanwhile
-            chosen = tuple(selections.items())
-            kept = {id(lines): lines for _, lines in chosen if lines is not None}
-            size = (
-                read[1]
-                + sys.getsizeof(selections)
-                + sum(sys.getsizeof(token) for token, _ in chosen)
-                + sum(map(sys.getsizeof, kept.values()))
-            )
+            firsts: dict[bytes, int] = {}
+            lines = []
+            for index, (number, kind, group, value) in enumerate(self.lines):
+                path, preference = split_value(kind, value)
+                vocabulary = KIND_VOCABULARIES[kind]
+                source = read_source(
+                    vocabulary, value, preference, ROBOTS_TXT, number, path
+                )
+                pattern = normalize_rfc9309(path) if path else path
+                first = firsts.setdefault(value, index)
+                lines.append(Line(pattern, first, group, source))
+            # Set once, whole (88: the pair and its int): a thread measuring
+            # meanwhile reads the lines too, and one reading stays.
+            found = tuple(lines)
+            read = self.read = (found, 88 + deep_size([found], _SHARED))
+        return read
+
+    def query_size(self) -> int:
+        """What queries keep: every line read (read now if no query has) and
+        each token's selection; before any, a bound on one token's."""
+        lines, measured = self.read_once()
+        selections = self.selections  # a query may replace it meanwhile
+        chosen = tuple(selections.items())
+        kept = {id(found): found for _, found in chosen if found is not None}
+        size = (
+            measured
+            + sys.getsizeof(selections)
+            + sum(sys.getsizeof(token) for token, _ in chosen)
+            + sum(map(sys.getsizeof, kept.values()))
+        )
+        if not chosen:
+            # The dict of selections, a token, the tuple of its lines.
+            size += 600 + 8 * len(lines)
         # What a measure cannot see: objects a query leaves in the interpreter's
         # free lists, attribute arrays whose layout changes between versions.
         return size + size // 64 + 128
@@ -176,31 +216,6 @@ def _interned(item: object) -> bool:
     if type(item) is str:
         return not item or (len(item) == 1 and ord(item) < 256)
     return False
-
-
-# What :func:`reserve` counts per line read (CPython 3.11, from above): the line (a
-# tuple of 3) and its source (a dataclass of 8) with the headers of its pattern,
-# value and path (bytes and str), its states (three pairs), the tuple of its members,
-# an error message, and its place in a selection.
-_LINE_BYTES = 1_008
-#: Each member of a statement kept (a pair of str and its place in the tuple).
-_MEMBER_BYTES = 170
-#: One token's selection (the dict of selections, the token, the tuple of lines).
-_SELECTION_BYTES = 600
-
-
-def reserve(values: Iterable[bytes]) -> int:
-    """A bound on what the first query keeps: every line read, and one token's
-    selection.  A value counts twice (as text and in its members) and its path
-    twice more (as text and as a pattern); outside ASCII, 4 bytes an octet as text
-    (a str with one character beyond U+FFFF keeps every one in 4 bytes) and 3 in a
-    pattern (``%XX``)."""
-    return _SELECTION_BYTES + sum(
-        _LINE_BYTES
-        + _MEMBER_BYTES * min(MAX_MEMBERS, value.count(b",") + 1)
-        + (4 if value.isascii() else 14) * len(value)
-        for value in values
-    )
 
 
 # -- the lines, from the parser ----------------------------------------------------
