@@ -1,9 +1,5 @@
-"""The robots.txt part of a URL's usage preferences (:meth:`RobotsTxt.usage`).
-
-Groups are chosen as access chooses them (:func:`groups.select`), over the usage
-partition of the user-agent lines; ``Content-Usage`` paths match as RFC 9309 2.2.2
-patterns do, within the access rules' budget of work (docs/usage-preferences.md).
-"""
+"""The robots.txt part of a URL's usage preferences (:meth:`RobotsTxt.usage`), as
+docs/usage-preferences.md says ("Combining", "Hostile files")."""
 
 from __future__ import annotations
 
@@ -54,7 +50,8 @@ def summary(parsed: Parsed) -> UsageSummary:
     rules = parsed.usage
     if rules is None:
         return UsageSummary()
-    usage, signal = rules.count(CONTENT_USAGE), rules.count(CONTENT_SIGNAL)
+    kinds = [line.kind for line in rules.lines]
+    usage, signal = kinds.count(CONTENT_USAGE), kinds.count(CONTENT_SIGNAL)
     return UsageSummary(usage, signal, rules.invalid, rules.outside)
 
 
@@ -68,7 +65,7 @@ def for_url(
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
     lines = rules.read_once()[0]
-    chosen = select(rules, lines, parsed.all_agents, standard, token)
+    chosen = select(rules, parsed.all_agents, standard, token)
     # File-wide lines speak with every group, and for a token no group names.
     wide = tuple(line for line in lines if line.group < 0)
     if chosen is None and not wide:
@@ -88,14 +85,13 @@ _SELECTIONS_KEPT = 8
 
 def select(
     rules: UsageRules,
-    lines: tuple[Line, ...],
     all_agents: Callable[[], tuple[str, ...]],
     standard: str,
     token: str,
 ) -> tuple[Line, ...] | None:
-    """The lines (of ``lines``, every line read) of the groups that apply to
-    ``token``, in file order; None when no group does.  Remembered per token;
-    tokens that choose the same lines share one tuple."""
+    """The lines read of the groups that apply to ``token``, in file order; None
+    when no group does.  Remembered per token; tokens that choose the same lines
+    share one tuple."""
     selections = rules.selections
     if token in selections:
         return selections[token]
@@ -111,6 +107,7 @@ def select(
         groups.append(agents)
     found = None
     if chosen := _groups.select(groups, name, standard):
+        lines = rules.read_once()[0]
         found = tuple(line for line in lines if line.group in chosen)
         found = next(
             (known for known in tuple(selections.values()) if known == found), found

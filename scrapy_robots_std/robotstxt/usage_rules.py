@@ -114,9 +114,6 @@ class UsageRules:
     #: share one tuple), or None when no group applies; filled by queries
     selections: dict[str, tuple[Line, ...] | None] = field(default_factory=dict)
 
-    def count(self, kind: int) -> int:
-        return sum(1 for line in self.lines if line.kind == kind)
-
     def size(self) -> int:
         """Bytes kept, and what queries keep (an estimate from above)."""
         stored = sum(_STORED_BYTES + sys.getsizeof(line.value) for line in self.lines)
