@@ -50,7 +50,7 @@ def summary(parsed: Parsed) -> UsageSummary:
     rules = parsed.usage
     if rules is None:
         return UsageSummary()
-    kinds = [line.kind for line in rules.lines]
+    kinds = [line.role for line in rules.lines]
     usage, signal = kinds.count(CONTENT_USAGE), kinds.count(CONTENT_SIGNAL)
     return UsageSummary(usage, signal, rules.invalid, rules.outside)
 

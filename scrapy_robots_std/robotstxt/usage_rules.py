@@ -51,9 +51,14 @@ MAX_USAGE_LINES = 64
 
 
 class Entry(NamedTuple):
+    """A line the parser hands over; a usage line is kept as one, with its group."""
+
     line: int
-    role: int
+    role: int  # a usage line's is its kind, CONTENT_USAGE or CONTENT_SIGNAL
     value: bytes  # comment cut, whitespace stripped
+    group: int = (
+        -1
+    )  # a usage line's group, its place in UsageRules.firsts; -1 file-wide
 
 
 class Line(NamedTuple):
@@ -64,7 +69,7 @@ class Line(NamedTuple):
     #: the first line with the same value: a repeat adds nothing to a
     #: most-restrictive combination
     first: int
-    group: int  # as Usage.group
+    group: int  # as Entry.group
     source: UsageSource
 
 
@@ -78,15 +83,6 @@ def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
         return b"", value
     path = value.split(b" ", 1)[0].split(b"\t", 1)[0]
     return path, value[len(path) :].lstrip(b" \t")
-
-
-class Usage(NamedTuple):
-    """One usage line as stored: read for queries on the first (``usage_query``)."""
-
-    line: int
-    kind: int  # CONTENT_USAGE or CONTENT_SIGNAL
-    group: int  # its group's place in UsageRules.firsts, -1 for a file-wide line
-    value: bytes
 
 
 #: What :meth:`UsageRules.size` counts per line stored besides its value (a named
@@ -103,7 +99,7 @@ class UsageRules:
     rule, since the first record naming the robot wins even without any.
     """
 
-    lines: tuple[Usage, ...] = ()
+    lines: tuple[Entry, ...] = ()
     firsts: array[int] = field(default_factory=lambda: array("I"))
     ends: array[int] = field(default_factory=lambda: array("I"))
     outside: int = 0  # file-wide lines
@@ -127,7 +123,7 @@ class UsageRules:
         if read is None:
             firsts: dict[bytes, int] = {}
             lines = []
-            for index, (number, kind, group, value) in enumerate(self.lines):
+            for index, (number, kind, value, group) in enumerate(self.lines):
                 path, preference = split_value(kind, value)
                 vocabulary = KIND_VOCABULARIES[kind]
                 source = read_source(
@@ -224,14 +220,15 @@ def collect(
     """The usage table of a body from its group-shaping lines, in file order, and
     a (line, detail) note for each invalid value.  A usage line outside any group
     is file-wide."""
-    lines: list[Usage] = []
+    lines: list[Entry] = []
     firsts: list[int] = []
     ends: list[int] = []
     agents = 0  # user-agent lines so far
     start: int | None = None  # the open group's first agent; None: no group open
     group = -1  # the open group's place among the kept, once kept
     ruled = False  # whether the open group has a rule line
-    for line, role, value in entries:
+    for entry in entries:
+        role = entry.role
         if role == BLANK:
             start = None
         elif role == AGENT:
@@ -240,7 +237,7 @@ def collect(
             agents += 1
         elif start is None:
             if role <= CONTENT_SIGNAL:
-                lines.append(Usage(line, role, -1, value))
+                lines.append(entry)
         else:
             # A group's agents end at its first rule: kept then, they are all known.
             ruled = True
@@ -249,8 +246,8 @@ def collect(
                 firsts.append(start)
                 ends.append(agents)
             if role <= CONTENT_SIGNAL:
-                lines.append(Usage(line, role, group, value))
-    outside = sum(1 for usage in lines if usage.group < 0)
+                lines.append(entry._replace(group=group))
+    outside = sum(1 for entry in lines if entry.group < 0)
     if len(lines) > MAX_USAGE_LINES:
         # Kept as counts only: every preference of the file is unknown.
         detail = (
@@ -270,12 +267,12 @@ def collect(
     return rules, notes
 
 
-def _invalid_values(lines: list[Usage]) -> list[tuple[int, str]]:
+def _invalid_values(lines: list[Entry]) -> list[tuple[int, str]]:
     """A note for each line whose preference does not read (each distinct
     preference read once)."""
     errors: dict[bytes, str | None] = {}
     notes = []
-    for line, kind, _, value in lines:
+    for line, kind, value, _ in lines:
         preference = split_value(kind, value)[1]
         if preference not in errors:
             errors[preference] = read_statement(AIPREF, preference)[2]
