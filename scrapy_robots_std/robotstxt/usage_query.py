@@ -123,33 +123,31 @@ def applying(
 ) -> tuple[Line, ...] | None:
     """The lines of ``parts`` (file-wide lines, the token's groups' lines) that
     speak for ``path``: in each part, the Content-Usage lines whose path matches
-    with the greatest length or, when none does, those without a path; then every
-    Content-Signal line; a repeated value once.  None when that takes more work
-    than one check may (:func:`patterns.work_budget`, for all parts): an untried
-    line might have matched."""
+    with the greatest length (no path: length 0); then every Content-Signal line;
+    a repeated value once.  None when that takes more work than one check may
+    (:func:`patterns.work_budget`, for all parts): an untried line might have
+    matched."""
     left = work_budget(len(path))
     found: list[Line] = []
     for part in parts:
         cost = best = 0
         longest: list[Line] = []
-        everywhere: list[Line] = []
         for line in part:
             pattern = line.pattern
             if pattern is None or len(pattern) < best:
                 continue
-            if not pattern:
-                everywhere.append(line)
-                continue
-            if left < cost:  # another try like the last would overdraw the budget
-                return None
-            done = wildcard_work(path, pattern)
-            cost = TRY_WORK + (~done if done < 0 else done)
-            left -= cost
-            if done < 0:
-                if len(pattern) > best:
-                    best, longest = len(pattern), []
-                longest.append(line)
-        found += longest if best else everywhere
+            if pattern:  # a line without a path matches with length 0
+                if left < cost:  # another try like the last would overdraw the budget
+                    return None
+                done = wildcard_work(path, pattern)
+                cost = TRY_WORK + (~done if done < 0 else done)
+                left -= cost
+                if done >= 0:
+                    continue
+            if len(pattern) > best:
+                best, longest = len(pattern), []
+            longest.append(line)
+        found += longest
     signals = [line for part in parts for line in part if line.pattern is None]
     return distinct(found) + distinct(signals)
 

@@ -54,11 +54,10 @@ class Entry(NamedTuple):
     """A line the parser hands over; a usage line is kept as one, with its group."""
 
     line: int
-    role: int  # a usage line's is its kind, CONTENT_USAGE or CONTENT_SIGNAL
+    role: int  # a usage line's kind: CONTENT_USAGE or CONTENT_SIGNAL
     value: bytes  # comment cut, whitespace stripped
-    group: int = (
-        -1
-    )  # a usage line's group, its place in UsageRules.firsts; -1 file-wide
+    #: a usage line's group (its place in UsageRules.firsts), -1 when file-wide
+    group: int = -1
 
 
 class Line(NamedTuple):
@@ -104,7 +103,7 @@ class UsageRules:
     ends: array[int] = field(default_factory=lambda: array("I"))
     outside: int = 0  # file-wide lines
     invalid: int = 0
-    #: every line read (the first query does it) and the bytes that keeps
+    #: every line read (the first query or measure does it), the bytes that keeps
     read: tuple[tuple[Line, ...], int] | None = None
     #: token -> the lines of its groups (tokens that choose the same lines
     #: share one tuple), or None when no group applies; filled by queries
