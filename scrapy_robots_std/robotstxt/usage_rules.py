@@ -84,11 +84,6 @@ def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
     return path, value[len(path) :].lstrip(b" \t")
 
 
-#: What :meth:`UsageRules.size` counts per line stored besides its value (a named
-#: tuple of 4, its line number's int, its place in the tuple of lines).
-_STORED_BYTES = 130
-
-
 @dataclass(slots=True, eq=False)
 class UsageRules:
     """A body's usage lines, in file order, and the usage groups that hold them.
@@ -111,9 +106,8 @@ class UsageRules:
 
     def size(self) -> int:
         """Bytes kept, and what queries keep (an estimate from above)."""
-        stored = sum(_STORED_BYTES + sys.getsizeof(line.value) for line in self.lines)
         tables = (self.lines, self.firsts, self.ends)
-        return 240 + stored + sum(map(sys.getsizeof, tables)) + self.query_size()
+        return 240 + deep_size(tables, _SHARED) + self.query_size()
 
     def read_once(self) -> tuple[tuple[Line, ...], int]:
         """Every usage line, read by the first query or measure, and the bytes
@@ -169,9 +163,9 @@ _INLINE_VALUES = sys.version_info >= (3, 11)
 
 def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
     """The bytes ``roots`` keep with all they hold, each object once, following
-    tuples and dataclass instances (what a read line holds); nothing for
+    tuples and dataclass instances (what a usage line holds); nothing for
     ``counted`` (ids of module constants) and what the interpreter shares.  Run
-    once per file read (a few hundred objects), never per query."""
+    per measure and once per file read (up to 64 lines), never per query."""
     seen = set(counted)
     stack = list(roots)
     total = 0
