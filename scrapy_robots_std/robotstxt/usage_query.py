@@ -11,11 +11,7 @@ from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt.patterns import TRY_WORK, wildcard_work, work_budget
 from scrapy_robots_std.robotstxt.reader import RFC9309
-from scrapy_robots_std.robotstxt.usage_rules import (
-    CONTENT_SIGNAL,
-    CONTENT_USAGE,
-    Line,
-)
+from scrapy_robots_std.robotstxt.usage_rules import CONTENT_SIGNAL, CONTENT_USAGE, Line
 from scrapy_robots_std.usage.preferences import (
     REASON_DISALLOWED,
     REASON_NO_GROUP,

@@ -11,14 +11,6 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 from scrapy_robots_std.robotstxt.patterns import normalize_rfc9309
 from scrapy_robots_std.usage import vocab as _vocab
 from scrapy_robots_std.usage.preferences import HEADER, ROBOTS_TXT, read_source
-from scrapy_robots_std.usage.vocab import (
-    AIPREF,
-    ALLOW,
-    DISALLOW,
-    UNKNOWN,
-    VOCABULARIES,
-    read_statement,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
@@ -27,10 +19,10 @@ if TYPE_CHECKING:
 
 #: Constants every source refers to: not counted in what a query keeps.
 _SHARED: Final = frozenset(
-    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN))
+    map(id, (ROBOTS_TXT, HEADER, _vocab.ALLOW, _vocab.DISALLOW, _vocab.UNKNOWN))
 ).union(
     id(name)
-    for vocabulary in VOCABULARIES
+    for vocabulary in _vocab.VOCABULARIES
     for name in (vocabulary.field, *vocabulary.categories)
 )
 
@@ -268,7 +260,7 @@ def _invalid_values(lines: list[Entry]) -> list[tuple[int, str]]:
     for line, kind, value, _ in lines:
         preference = split_value(kind, value)[1]
         if preference not in errors:
-            errors[preference] = read_statement(AIPREF, preference)[2]
+            errors[preference] = _vocab.read_statement(_vocab.AIPREF, preference)[2]
         error = errors[preference]
         if error is not None:
             shown = value.decode("utf-8", "replace")
