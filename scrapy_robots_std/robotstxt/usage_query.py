@@ -22,10 +22,9 @@ from scrapy_robots_std.usage.preferences import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from scrapy_robots_std.robotstxt.parser import Parsed
-    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def for_url(
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
     lines = rules.read_once()[0]
-    chosen = select(rules, parsed.all_agents, standard, token)
+    chosen = select(parsed, standard, token)
     # File-wide lines speak with every group, and for a token no group names.
     wide = tuple(line for line in lines if line.group < 0)
     if chosen is None and not wide:
@@ -79,20 +78,17 @@ def for_url(
 _SELECTIONS_KEPT = 8
 
 
-def select(
-    rules: UsageRules,
-    all_agents: Callable[[], tuple[str, ...]],
-    standard: str,
-    token: str,
-) -> tuple[Line, ...] | None:
+def select(parsed: Parsed, standard: str, token: str) -> tuple[Line, ...] | None:
     """The lines read of the groups that apply to ``token``, in file order; None
     when no group does.  Remembered per token; tokens that choose the same lines
     share one tuple."""
+    rules = parsed.usage
+    assert rules is not None  # asked only of a file with usage lines
     selections = rules.selections
     if token in selections:
         return selections[token]
     name = _tokens.check_token(token, standard)
-    agents = all_agents()
+    agents = parsed.all_agents()
     groups = [
         agents[first:end] for first, end in zip(rules.firsts, rules.ends, strict=True)
     ]
