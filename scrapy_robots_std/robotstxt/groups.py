@@ -1,9 +1,5 @@
-"""Which groups of a file speak for a crawler: one selection for access and usage.
-
-rfc9309 (RFC 9309 2.2.1, as the reference parser compares): every group that
-names the token, merged, else every group of ``*``.  1994: the first record that
-names the robot, else the first record of ``*``.
-"""
+"""Which groups of a file speak for a crawler, for access and usage alike: per
+standard as docs/standards.md ("which group") says (RFC 9309 2.2.1)."""
 
 from __future__ import annotations
 

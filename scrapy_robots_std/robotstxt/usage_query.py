@@ -1,55 +1,30 @@
-"""The robots.txt part of a URL's usage preferences (:meth:`RobotsTxt.usage`).
-
-Groups are chosen as access chooses them (:func:`groups.select`), over the usage
-partition of the user-agent lines; ``Content-Usage`` paths match as RFC 9309 2.2.2
-patterns do, within the access rules' budget of work (docs/usage-preferences.md).
-"""
+"""The robots.txt part of a URL's usage preferences (:meth:`RobotsTxt.usage`), as
+docs/usage-preferences.md says ("Combining", "Hostile files")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt.patterns import TRY_WORK, wildcard_work, work_budget
 from scrapy_robots_std.robotstxt.reader import RFC9309
-from scrapy_robots_std.robotstxt.usage_rules import (
-    CONTENT_SIGNAL,
-    CONTENT_USAGE,
-    KIND_VOCABULARIES,
-    Line,
-    deep_size,
-    split_value,
-)
+from scrapy_robots_std.robotstxt.usage_rules import CONTENT_SIGNAL, CONTENT_USAGE, Line
 from scrapy_robots_std.usage.preferences import (
-    HEADER,
     REASON_DISALLOWED,
     REASON_NO_GROUP,
     REASON_NO_STATEMENT,
     REASON_RULES,
     REASON_TOO_COMPLEX,
-    ROBOTS_TXT,
     UsagePreferences,
-    read_source,
 )
-from scrapy_robots_std.usage.vocab import ALLOW, DISALLOW, UNKNOWN, VOCABULARIES
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from scrapy_robots_std.robotstxt.parser import Parsed
-    from scrapy_robots_std.robotstxt.usage_rules import UsageRules
-
-#: Constants every source refers to: not counted in what a query keeps.
-_SHARED: Final = frozenset(
-    map(id, (ROBOTS_TXT, HEADER, ALLOW, DISALLOW, UNKNOWN))
-).union(
-    id(name)
-    for vocabulary in VOCABULARIES
-    for name in (vocabulary.field, *vocabulary.categories)
-)
 
 
 @dataclass(frozen=True)
@@ -70,7 +45,8 @@ def summary(parsed: Parsed) -> UsageSummary:
     rules = parsed.usage
     if rules is None:
         return UsageSummary()
-    usage, signal = rules.count(CONTENT_USAGE), rules.count(CONTENT_SIGNAL)
+    kinds = [line.role for line in rules.lines]
+    usage, signal = kinds.count(CONTENT_USAGE), kinds.count(CONTENT_SIGNAL)
     return UsageSummary(usage, signal, rules.invalid, rules.outside)
 
 
@@ -83,10 +59,10 @@ def for_url(
     rules = parsed.usage
     if rules is None:
         return UsagePreferences.unknown(REASON_NO_STATEMENT)
-    lines = _lines(rules)
-    chosen = select(rules, lines, parsed.all_agents, standard, token)
+    lines = rules.read_once()[0]
+    chosen = select(parsed, standard, token)
     # File-wide lines speak with every group, and for a token no group names.
-    wide = lines[: rules.outside]
+    wide = tuple(line for line in lines if line.group < 0)
     if chosen is None and not wide:
         return UsagePreferences.unknown(REASON_NO_GROUP)
     path = _patterns.path_rfc9309(_patterns.split_url(url))
@@ -98,64 +74,33 @@ def for_url(
     return UsagePreferences.combine(REASON_RULES if sources else reason, sources)
 
 
-def _lines(rules: UsageRules) -> tuple[Line, ...]:
-    """Every usage line of the file, read on the first query and measured."""
-    read = rules.read
-    if read is None:
-        firsts: dict[bytes, int] = {}
-        lines = []
-        for index, (number, kind, value) in enumerate(rules.lines()):
-            path, preference = split_value(kind, value)
-            source = read_source(
-                KIND_VOCABULARIES[kind], value, preference, ROBOTS_TXT, number, path
-            )
-            pattern = _patterns.normalize_rfc9309(path) if path else path
-            lines.append(Line(pattern, firsts.setdefault(value, index), source))
-        # Set once, whole (88: the pair and its int): a thread measuring
-        # meanwhile sees the reserve.
-        found = tuple(lines)
-        read = rules.read = (found, 88 + deep_size([found], _SHARED))
-    return read[0]
-
-
 #: Tokens whose selection a file keeps; a crawl asks with one or two.
 _SELECTIONS_KEPT = 8
 
 
-def select(
-    rules: UsageRules,
-    lines: tuple[Line, ...],
-    all_agents: Callable[[], tuple[str, ...]],
-    standard: str,
-    token: str,
-) -> tuple[Line, ...] | None:
-    """The lines (of ``lines``, every line read) of the groups that apply to
-    ``token``, in file order; None when no group does.  Remembered per token;
-    tokens that choose the same lines share one tuple."""
+def select(parsed: Parsed, standard: str, token: str) -> tuple[Line, ...] | None:
+    """The lines read of the groups that apply to ``token``, in file order; None
+    when no group does.  Remembered per token; tokens that choose the same lines
+    share one tuple."""
+    rules = parsed.usage
+    assert rules is not None  # asked only of a file with usage lines
     selections = rules.selections
     if token in selections:
         return selections[token]
     name = _tokens.check_token(token, standard)
-    agents = all_agents()
-    bounds = rules.groups
-    starts = range(0, len(bounds), 3)
-    kept: list[Sequence[str]] = [agents[bounds[i] : bounds[i + 1]] for i in starts]
+    agents = parsed.all_agents()
+    groups = [
+        agents[first:end] for first, end in zip(rules.firsts, rules.ends, strict=True)
+    ]
     if standard == RFC9309:
         # Whether some group names the token counts every user-agent line, also
-        # those of the groups not kept (no usage lines): one more group, holding
-        # no line, has them.
-        inside = {at for i in starts for at in range(bounds[i], bounds[i + 1])}
-        kept.append([agent for at, agent in enumerate(agents) if at not in inside])
+        # those of the groups not kept: one more group, holding no line, has
+        # them all.
+        groups.append(agents)
     found = None
-    if chosen := _groups.select(kept, name, standard):
-        # A kept group's lines start where the previous one's end.
-        ends = [rules.outside, *bounds[2::3]]
-        found = tuple(
-            line
-            for group in chosen
-            if group < len(starts)
-            for line in lines[ends[group] : ends[group + 1]]
-        )
+    if chosen := _groups.select(groups, name, standard):
+        lines = rules.read_once()[0]
+        found = tuple(line for line in lines if line.group in chosen)
         found = next(
             (known for known in tuple(selections.values()) if known == found), found
         )
@@ -170,33 +115,31 @@ def applying(
 ) -> tuple[Line, ...] | None:
     """The lines of ``parts`` (file-wide lines, the token's groups' lines) that
     speak for ``path``: in each part, the Content-Usage lines whose path matches
-    with the greatest length or, when none does, those without a path; then every
-    Content-Signal line; a repeated value once.  None when that takes more work
-    than one check may (:func:`patterns.work_budget`, for all parts): an untried
-    line might have matched."""
+    with the greatest length (no path: length 0); then every Content-Signal line;
+    a repeated value once.  None when that takes more work than one check may
+    (:func:`patterns.work_budget`, for all parts): an untried line might have
+    matched."""
     left = work_budget(len(path))
     found: list[Line] = []
     for part in parts:
         cost = best = 0
         longest: list[Line] = []
-        everywhere: list[Line] = []
         for line in part:
             pattern = line.pattern
             if pattern is None or len(pattern) < best:
                 continue
-            if not pattern:
-                everywhere.append(line)
-                continue
-            if left < cost:  # another try like the last would overdraw the budget
-                return None
-            done = wildcard_work(path, pattern)
-            cost = TRY_WORK + (~done if done < 0 else done)
-            left -= cost
-            if done < 0:
-                if len(pattern) > best:
-                    best, longest = len(pattern), []
-                longest.append(line)
-        found += longest if best else everywhere
+            if pattern:  # a line without a path matches with length 0
+                if left < cost:  # another try like the last would overdraw the budget
+                    return None
+                done = wildcard_work(path, pattern)
+                cost = TRY_WORK + (~done if done < 0 else done)
+                left -= cost
+                if done >= 0:
+                    continue
+            if len(pattern) > best:
+                best, longest = len(pattern), []
+            longest.append(line)
+        found += longest
     signals = [line for part in parts for line in part if line.pattern is None]
     return distinct(found) + distinct(signals)
 

@@ -1,27 +1,32 @@
-"""``Content-Usage`` and ``Content-Signal`` lines of a robots.txt, kept compactly.
-
-The parser hands over the lines that shape groups only when a body holds a usage
-line.  Usage gets its own partition of the user-agent lines, with usage lines as
-rules; a usage line outside any group is file-wide (docs/usage-preferences.md,
-"Grouping").  The first query reads the lines (``usage_query``) and measures them.
-"""
+"""``Content-Usage`` and ``Content-Signal`` lines of a robots.txt in their own
+groups (docs/usage-preferences.md, "Grouping"), and the bytes queries keep."""
 
 from __future__ import annotations
 
 import sys
 from array import array
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
+from scrapy_robots_std.robotstxt.patterns import normalize_rfc9309
 from scrapy_robots_std.usage import vocab as _vocab
-from scrapy_robots_std.usage.vocab import AIPREF, MAX_MEMBERS, read_statement
+from scrapy_robots_std.usage.preferences import HEADER, ROBOTS_TXT, read_source
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable, Iterator
+    from collections.abc import Collection, Iterable
 
     from scrapy_robots_std.usage.preferences import UsageSource
 
-# Roles of the lines handed over; the two usage kinds are also the stored kind bit.
+#: Constants every source refers to: not counted in what a query keeps.
+_SHARED: Final = frozenset(
+    map(id, (ROBOTS_TXT, HEADER, _vocab.ALLOW, _vocab.DISALLOW, _vocab.UNKNOWN))
+).union(
+    id(name)
+    for vocabulary in _vocab.VOCABULARIES
+    for name in (vocabulary.field, *vocabulary.categories)
+)
+
+# Roles of the lines handed over; the two usage kinds are also a stored line's kind.
 CONTENT_USAGE = 0
 CONTENT_SIGNAL = 1
 AGENT = 2
@@ -38,9 +43,13 @@ MAX_USAGE_LINES = 64
 
 
 class Entry(NamedTuple):
+    """A line the parser hands over; a usage line is kept as one, with its group."""
+
     line: int
-    role: int
+    role: int  # a usage line's kind: CONTENT_USAGE or CONTENT_SIGNAL
     value: bytes  # comment cut, whitespace stripped
+    #: a usage line's group (its place in UsageRules.firsts), -1 when file-wide
+    group: int = -1
 
 
 class Line(NamedTuple):
@@ -51,6 +60,7 @@ class Line(NamedTuple):
     #: the first line with the same value: a repeat adds nothing to a
     #: most-restrictive combination
     first: int
+    group: int  # as Entry.group
     source: UsageSource
 
 
@@ -68,59 +78,67 @@ def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
 
 @dataclass(slots=True, eq=False)
 class UsageRules:
-    """A body's usage lines and the usage groups that hold them.
+    """A body's usage lines, in file order, and the usage groups that hold them.
 
-    ``codes[i]`` is line ``i``'s number << 1 | its kind, its value the ``i``-th of
-    ``values.split(b"\\n")``: the ``outside`` file-wide lines, then the groups'.
-    ``groups`` holds three numbers per kept group: its first agent, the agent after
-    its last (indexes into ``Parsed.all_agents()``) and the usage line after its
-    last.  rfc9309 keeps the groups that hold usage lines; 1994 every record with a
+    A kept group's user-agent lines are ``Parsed.all_agents()[firsts[g]:ends[g]]``.
+    rfc9309 keeps the groups that hold usage lines; 1994 every record with a
     rule, since the first record naming the robot wins even without any.
     """
 
-    codes: array[int] = field(default_factory=lambda: array("I"))
-    groups: array[int] = field(default_factory=lambda: array("I"))
-    values: bytes = b""
+    lines: tuple[Entry, ...] = ()
+    firsts: array[int] = field(default_factory=lambda: array("I"))
+    ends: array[int] = field(default_factory=lambda: array("I"))
     outside: int = 0  # file-wide lines
     invalid: int = 0
-    #: a bound on what the first query keeps (:func:`reserve`)
-    reserve: int = 0
-    #: every line read (the first query does it) and the bytes that keeps
+    #: every line read (the first query or measure does it), the bytes that keeps
     read: tuple[tuple[Line, ...], int] | None = None
     #: token -> the lines of its groups (tokens that choose the same lines
     #: share one tuple), or None when no group applies; filled by queries
     selections: dict[str, tuple[Line, ...] | None] = field(default_factory=dict)
 
-    def lines(self) -> Iterator[tuple[int, int, bytes]]:
-        """Each line's number, kind and value: file-wide lines, then groups'."""
-        values = self.values.split(b"\n") if self.codes else []
-        for code, value in zip(self.codes, values, strict=True):
-            yield code >> 1, code & 1, value
-
-    def count(self, kind: int) -> int:
-        return sum(1 for code in self.codes if code & 1 == kind)
-
     def size(self) -> int:
         """Bytes kept, and what queries keep (an estimate from above)."""
-        tables = (self.codes, self.groups, self.values)
-        return 240 + sum(map(sys.getsizeof, tables)) + self.query_size()
+        tables = (self.lines, self.firsts, self.ends)
+        return 240 + deep_size(tables, _SHARED) + self.query_size()
 
-    def query_size(self) -> int:
-        """What queries keep: the lines read, as measured then, and each token's
-        selection; before the first query, :attr:`reserve`."""
+    def read_once(self) -> tuple[tuple[Line, ...], int]:
+        """Every usage line, read by the first query or measure, and the bytes
+        that keeps."""
         read = self.read
         if read is None:
-            size = self.reserve
-        else:
-            selections = self.selections  # a query may replace it meanwhile
-            chosen = tuple(selections.items())
-            kept = {id(lines): lines for _, lines in chosen if lines is not None}
-            size = (
-                read[1]
-                + sys.getsizeof(selections)
-                + sum(sys.getsizeof(token) for token, _ in chosen)
-                + sum(map(sys.getsizeof, kept.values()))
-            )
+            firsts: dict[bytes, int] = {}
+            lines = []
+            for index, (number, kind, value, group) in enumerate(self.lines):
+                path, preference = split_value(kind, value)
+                vocabulary = KIND_VOCABULARIES[kind]
+                source = read_source(
+                    vocabulary, value, preference, ROBOTS_TXT, number, path
+                )
+                pattern = normalize_rfc9309(path) if path else path
+                first = firsts.setdefault(value, index)
+                lines.append(Line(pattern, first, group, source))
+            # Set once, whole (88: the pair and its int): a thread measuring
+            # meanwhile reads the lines too, and one reading stays.
+            found = tuple(lines)
+            read = self.read = (found, 88 + deep_size([found], _SHARED))
+        return read
+
+    def query_size(self) -> int:
+        """What queries keep: every line read (read now if no query has) and
+        each token's selection; before any, a bound on one token's."""
+        lines, measured = self.read_once()
+        selections = self.selections  # a query may replace it meanwhile
+        chosen = tuple(selections.items())
+        kept = {id(found): found for _, found in chosen if found is not None}
+        size = (
+            measured
+            + sys.getsizeof(selections)
+            + sum(sys.getsizeof(token) for token, _ in chosen)
+            + sum(map(sys.getsizeof, kept.values()))
+        )
+        if not chosen:
+            # The dict of selections, a token, the tuple of its lines.
+            size += 600 + 8 * len(lines)
         # What a measure cannot see: objects a query leaves in the interpreter's
         # free lists, attribute arrays whose layout changes between versions.
         return size + size // 64 + 128
@@ -137,9 +155,9 @@ _INLINE_VALUES = sys.version_info >= (3, 11)
 
 def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
     """The bytes ``roots`` keep with all they hold, each object once, following
-    tuples and dataclass instances (what a read line holds); nothing for
+    tuples and dataclass instances (what a usage line holds); nothing for
     ``counted`` (ids of module constants) and what the interpreter shares.  Run
-    once per file read (a few hundred objects), never per query."""
+    per measure and once per file read (up to 64 lines), never per query."""
     seen = set(counted)
     stack = list(roots)
     total = 0
@@ -178,31 +196,6 @@ def _interned(item: object) -> bool:
     return False
 
 
-# What :func:`reserve` counts per line read (CPython 3.11, from above): the line (a
-# tuple of 3) and its source (a dataclass of 8) with the headers of its pattern,
-# value and path (bytes and str), its states (three pairs), the tuple of its members,
-# an error message, and its place in a selection.
-_LINE_BYTES = 1_008
-#: Each member of a statement kept (a pair of str and its place in the tuple).
-_MEMBER_BYTES = 170
-#: One token's selection (the dict of selections, the token, the tuple of lines).
-_SELECTION_BYTES = 600
-
-
-def reserve(values: Iterable[bytes]) -> int:
-    """A bound on what the first query keeps: every line read, and one token's
-    selection.  A value counts twice (as text and in its members) and its path
-    twice more (as text and as a pattern); outside ASCII, 4 bytes an octet as text
-    (a str with one character beyond U+FFFF keeps every one in 4 bytes) and 3 in a
-    pattern (``%XX``)."""
-    return _SELECTION_BYTES + sum(
-        _LINE_BYTES
-        + _MEMBER_BYTES * min(MAX_MEMBERS, value.count(b",") + 1)
-        + (4 if value.isascii() else 14) * len(value)
-        for value in values
-    )
-
-
 # -- the lines, from the parser ----------------------------------------------------
 
 
@@ -211,72 +204,69 @@ def collect(
 ) -> tuple[UsageRules, list[tuple[int, str]]]:
     """The usage table of a body from its group-shaping lines, in file order, and
     a (line, detail) note for each invalid value.  A usage line outside any group
-    is file-wide: kept first, before the groups' lines."""
-    codes: list[int] = []
-    values: list[bytes] = []
-    wide: list[tuple[int, bytes]] = []
-    # Each group: [first agent, agent after last, has a rule, first usage line].
-    groups: list[list[int]] = []
-    group: list[int] | None = None
-    for line, role, value in entries:
+    is file-wide."""
+    lines: list[Entry] = []
+    firsts: list[int] = []
+    ends: list[int] = []
+    agents = 0  # user-agent lines so far
+    start: int | None = None  # the open group's first agent; None: no group open
+    group = -1  # the open group's place among the kept, once kept
+    ruled = False  # whether the open group has a rule line
+    for entry in entries:
+        role = entry.role
         if role == BLANK:
-            group = None
+            start = None
         elif role == AGENT:
-            agents = groups[-1][1] if groups else 0
-            if group is None or group[2]:
-                group = [agents, agents, 0, len(codes)]
-                groups.append(group)
-            group[1] = agents + 1
-        elif group is None:
+            if start is None or ruled:
+                start, group, ruled = agents, -1, False
+            agents += 1
+        elif start is None:
             if role <= CONTENT_SIGNAL:
-                wide.append((line << 1 | role, value))
+                lines.append(entry)
         else:
-            group[2] = 1
+            # A group's agents end at its first rule: kept then, they are all known.
+            ruled = True
+            if group < 0 and (every_record or role <= CONTENT_SIGNAL):
+                group = len(firsts)
+                firsts.append(start)
+                ends.append(agents)
             if role <= CONTENT_SIGNAL:
-                codes.append(line << 1 | role)
-                values.append(value)
-    codes[:0] = [code for code, _ in wide]
-    values[:0] = [value for _, value in wide]
-    if len(codes) > MAX_USAGE_LINES:
+                lines.append(entry._replace(group=group))
+    outside = sum(1 for entry in lines if entry.group < 0)
+    if len(lines) > MAX_USAGE_LINES:
         # Kept as counts only: every preference of the file is unknown.
         detail = (
             f"more than {MAX_USAGE_LINES} Content-Usage / Content-Signal lines "
-            f"({len(codes)}): every usage preference of this file is unknown"
+            f"({len(lines)}): every usage preference of this file is unknown"
         )
-        rules = UsageRules(outside=len(wide), invalid=len(codes))
-        return rules, [(sorted(codes)[MAX_USAGE_LINES] >> 1, detail)]
-    bounds: list[int] = []
-    ends = [found[3] for found in groups[1:]] + [len(codes) - len(wide)]
-    for (first, last, has_rule, start), end in zip(groups, ends, strict=False):
-        if has_rule if every_record else end > start:
-            bounds += (first, last, end + len(wide))
-    notes = _invalid_values(codes, values)
+        rules = UsageRules(outside=outside, invalid=len(lines))
+        return rules, [(lines[MAX_USAGE_LINES].line, detail)]
+    notes = _invalid_values(lines)
     rules = UsageRules(
-        array("I", codes),
-        array("I", bounds),
-        b"\n".join(values),
-        outside=len(wide),
+        tuple(lines),
+        array("I", firsts),
+        array("I", ends),
+        outside=outside,
         invalid=len(notes),
-        reserve=reserve(values),
     )
     return rules, notes
 
 
-def _invalid_values(codes: list[int], values: list[bytes]) -> list[tuple[int, str]]:
+def _invalid_values(lines: list[Entry]) -> list[tuple[int, str]]:
     """A note for each line whose preference does not read (each distinct
     preference read once)."""
     errors: dict[bytes, str | None] = {}
     notes = []
-    for code, value in zip(codes, values, strict=True):
-        preference = split_value(code & 1, value)[1]
+    for line, kind, value, _ in lines:
+        preference = split_value(kind, value)[1]
         if preference not in errors:
-            errors[preference] = read_statement(AIPREF, preference)[2]
+            errors[preference] = _vocab.read_statement(_vocab.AIPREF, preference)[2]
         error = errors[preference]
         if error is not None:
             shown = value.decode("utf-8", "replace")
             detail = (
-                f"{KIND_VOCABULARIES[code & 1].field} value {shown!r} is not a"
+                f"{KIND_VOCABULARIES[kind].field} value {shown!r} is not a"
                 f" structured-field Dictionary ({error}): every category unknown"
             )
-            notes.append((code >> 1, detail))
+            notes.append((line, detail))
     return notes
