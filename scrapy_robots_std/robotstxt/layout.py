@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Literal, cast
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-# 2**12 key spellings per file at most (a code's line keeps its 19 bits).
+# 2**12 key spellings per file at most: a code, a line (under 2**19 in a
+# 512,000-byte body) shifted past the kind, then fits 32 bits.
 MAX_SPELLINGS = 1 << 12
 
 # Candidates: priority (the pattern's length) | allow | _ENTRY_MASK - entry.
