@@ -46,9 +46,9 @@ if TYPE_CHECKING:
 #: object per pattern: a hostile 500 KiB file keeps at most 1 MiB.
 HOT_ENTRIES = 2_048
 HOT_BYTES = 256 << 10
-#: What the compiled matchers of the whole process may hold (as ``Matcher.size``
-#: counts it); the matcher compiled last is kept even when it alone is larger.
-RING_BYTES = 4 << 20
+#: What the compiled matchers of the process may hold (``Matcher.size``), the last
+#: always kept: a crawl's busy origins, ~600 corpus files (docs/design.md).
+RING_BYTES = 2 << 20
 
 _T_co = TypeVar("_T_co", covariant=True)
 # Needles are text: ``in`` on bytes raises (and clears) an exception on CPython
