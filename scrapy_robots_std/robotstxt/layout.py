@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 import sys
+import zlib
 from array import array
 from bisect import bisect_left
 from itertools import accumulate, count, pairwise, repeat
@@ -72,6 +73,7 @@ class _Packed(bytes):
 #: A :class:`Rules`' tail: entries, written values, patterns, flags (see ``__new__``), shift.
 _RULES_TAIL = struct.Struct("<IIIBB")
 _CODE_FORMATS: dict[int, Literal["B", "H", "I"]] = {1: "B", 2: "H", 4: "I"}  # by width
+_DEFLATED = 0x80  # a flag: the rest is the table as made, raw DEFLATE (Rules.opened)
 
 
 def _narrow(numbers: list[int]) -> array[int]:
@@ -110,12 +112,19 @@ class Rules(_Packed):
         return super().__new__(cls, b"\n".join([*patterns, *values, b"".join(tables)]))
 
     def once(self) -> Rules:
-        """The same table, a pattern written for several groups kept once: the
-        cache's copy (``Parsed.without_notes``) pays the ~3% of a parse it costs."""
+        """The cache's copy (``Parsed.without_notes``): a table of at most 256 entries
+        and 48 KiB deflated (its matcher, a hot one, keeps no reference to the table
+        inflated); a larger one's patterns, each kept once."""
         entries, kept, stored, flags, shift = self._tail()
+        if flags >> 4:  # made by once() already
+            return self
+        if entries <= 256 and len(self) <= 48 << 10:
+            mark = self[-_RULES_TAIL.size : -2] + bytes([flags | _DEFLATED, shift])
+            packed = bytes.__new__(Rules, zlib.compress(self, wbits=-15) + mark)
+            return packed if len(packed) < len(self) else self
         found = self.patterns()
         once = dict.fromkeys(found)
-        if len(once) == len(found) or flags >> 4:
+        if len(once) == len(found):
             return self
         numbers = _narrow(list(map(dict(zip(once, count())).__getitem__, found)))
         values = bytes.split(self, b"\n", stored + kept)[stored : stored + kept]
@@ -124,6 +133,13 @@ class Rules(_Packed):
         keys = self[-_RULES_TAIL.size - 4 * kept : -_RULES_TAIL.size]
         tables = (self.codes(), numbers, keys, tail)
         return bytes.__new__(Rules, b"\n".join([*once, *values, b"".join(tables)]))
+
+    def opened(self) -> Rules:
+        """The table to read (every method but this and ``rfc9309`` reads one)."""
+        if not self[-2] & _DEFLATED:
+            return self
+        inflated = zlib.decompress(self[: -_RULES_TAIL.size], wbits=-15)
+        return bytes.__new__(Rules, inflated)
 
     def _tail(self) -> tuple[int, int, int, int, int]:  # see _RULES_TAIL
         tail = _RULES_TAIL.unpack_from(self, len(self) - _RULES_TAIL.size)
@@ -274,7 +290,3 @@ class Groups(_Packed):
 
     def has_rules(self, group: int) -> bool:
         return self._bounds(group)[4] == 1
-
-    def group_of(self, entry: int) -> int:
-        """The group that holds ``entry`` (each group's entries are one run)."""
-        return next(g for g in range(self.number) if entry in self.entries(g))

@@ -41,14 +41,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
     from scrapy_robots_std.robotstxt.layout import Rules
+    from scrapy_robots_std.robotstxt.robots import RobotsTxt
 
 #: Matchers of more entries, or that would hold more bytes, keep no ``bytes``
 #: object per pattern: a hostile 500 KiB file keeps at most 1 MiB.
 HOT_ENTRIES = 2_048
 HOT_BYTES = 256 << 10
-#: What the compiled matchers of the whole process may hold (as ``Matcher.size``
-#: counts it); the matcher compiled last is kept even when it alone is larger.
-RING_BYTES = 4 << 20
+#: What the compiled matchers of the process may hold (``Matcher.size``), the last
+#: always kept: a crawl's busy origins, ~600 corpus files (docs/design.md).
+RING_BYTES = 2 << 20
 
 _T_co = TypeVar("_T_co", covariant=True)
 # Needles are text: ``in`` on bytes raises (and clears) an exception on CPython
@@ -327,10 +328,6 @@ def _matches(path: bytes, pattern: bytes, budget: Budget) -> bool:
 # -- the process-wide bound ----------------------------------------------------------
 
 
-class _Owner(Protocol):
-    def drop_matcher(self, ident: int) -> None: ...
-
-
 class Ring:
     """Which owners hold a compiled matcher, oldest first: past the byte bound the
     oldest let theirs go (an owner that dies takes its matcher and leaves)."""
@@ -339,10 +336,10 @@ class Ring:
         self.max_bytes = max_bytes
         self.total = 0
         # owner -> (id of its matcher, the matcher's size)
-        self._held: OrderedDict[weakref.ref[_Owner], tuple[int, int]] = OrderedDict()
+        self._held: OrderedDict[weakref.ref[RobotsTxt], tuple[int, int]] = OrderedDict()
         self._lock = threading.RLock()  # the weakref callback may run inside hold()
 
-    def hold(self, owner: _Owner, matcher: Matcher) -> None:
+    def hold(self, owner: RobotsTxt, matcher: Matcher) -> None:
         with self._lock:
             ref = weakref.ref(owner, self._forget)
             self._forget(ref)  # the owner's earlier matcher, if counted
@@ -355,7 +352,7 @@ class Ring:
                 if found is not None:
                     found.drop_matcher(ident)
 
-    def _forget(self, ref: weakref.ref[_Owner]) -> None:
+    def _forget(self, ref: weakref.ref[RobotsTxt]) -> None:
         with self._lock:
             entry = self._held.pop(ref, None)
             if entry is not None:

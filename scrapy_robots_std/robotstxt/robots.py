@@ -211,13 +211,11 @@ class RobotsTxt:
 
     def crawl_delay(self, token: str) -> float | None:
         """Seconds between requests asked of ``token``; None when not set (or 1994)."""
-        delays = [delay for delay, _ in self._extras(token) if delay is not None]
-        return delays[0] if delays else None
+        return next((d for d, _ in self._extras(token) if d is not None), None)
 
     def request_rate(self, token: str) -> RequestRate | None:
         """``Request-rate: N/T[smh]`` of the group for ``token``; None when not set."""
-        rates = [rate for _, rate in self._extras(token) if rate is not None]
-        return rates[0] if rates else None
+        return next((r for _, r in self._extras(token) if r is not None), None)
 
     def groups_for(self, token: str) -> tuple[tuple[str, ...], ...]:
         """The user-agent lines of every group that applies to ``token``."""
@@ -250,16 +248,12 @@ class RobotsTxt:
         call on every cache store."""
         parsed = self._parsed
         size = sys.getsizeof(self) + parsed.size() + sys.getsizeof(self._last_groups)
-        matcher = self._matcher
-        if matcher is not None:
-            size += matcher.size
+        size += getattr(self._matcher, "size", 0)  # one read: the ring may drop it
         memo = self._memo
         if memo is not None:
             # A snapshot: a store's thread may measure while a token is added.
             selections = tuple(memo.values())
-            size += sys.getsizeof(memo) + sum(
-                120 + 8 * len(found) for found in selections
-            )
+            size += sys.getsizeof(memo) + sum(8 * len(s) + 120 for s in selections)
         size += size // 8 + 256  # allocator rounding, objects too small to count
         if parsed.usage is not None:
             size += parsed.usage.size()
@@ -276,10 +270,11 @@ class RobotsTxt:
     # -- machinery --------------------------------------------------------------
 
     def _rule(self, entry: int) -> Rule:
-        parsed = self._parsed
-        line, spelling, allow = parsed.rules.fields(entry)
-        pattern = decode_text(parsed.rules.value(entry))
-        agents = parsed.groups.agents(parsed.groups.group_of(entry))
+        parsed, rules = self._parsed, self._parsed.rules.opened()
+        line, spelling, allow = rules.fields(entry)
+        groups = parsed.groups  # each group's entries are one run
+        group = next(g for g in range(groups.number) if entry in groups.entries(g))
+        pattern, agents = decode_text(rules.value(entry)), groups.agents(group)
         return Rule(line, parsed.spellings[spelling], pattern, allow, agents)
 
     def _matcher_for(self, token: str) -> Matcher:
@@ -290,19 +285,16 @@ class RobotsTxt:
             return matcher
         numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
-            memo = self._memo
-            if memo is None:
-                memo = self._memo = {}
+            memo = self._memo = {} if self._memo is None else self._memo
             memo.pop(token, None)
             memo[self._last_token] = self._last_groups
             while len(memo) > TOKEN_MEMO_SIZE:
                 del memo[next(iter(memo))]  # the least recently used
-        self._last_token = token
-        self._last_groups = numbers
+        self._last_token, self._last_groups = token, numbers
         if matcher is None or matcher.groups != numbers:
             groups = self._parsed.groups
             matcher = _matcher.compile_rules(
-                self._parsed.rules, numbers, map(groups.entries, numbers)
+                self._parsed.rules.opened(), numbers, map(groups.entries, numbers)
             )
             self._matcher = matcher
             if matcher.size:
@@ -312,8 +304,7 @@ class RobotsTxt:
     def drop_matcher(self, ident: int) -> None:
         """Let the compiled matcher go, if it is still the one of ``id`` ``ident``
         (the process-wide bound, ``matcher.RING``, asks it)."""
-        matcher = self._matcher
-        if matcher is not None and id(matcher) == ident:
+        if id(self._matcher) == ident:  # None's id is no matcher's
             self._matcher = None
 
     def _select(self, token: str) -> tuple[int, ...]:
