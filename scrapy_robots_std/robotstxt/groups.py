@@ -32,22 +32,40 @@ def agent_name_1994(agent: str) -> str | None:
     return None if name == "*" else name.lower()
 
 
-def select(
-    groups: Sequence[Sequence[str]], name: str, standard: str
-) -> tuple[int, ...]:
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")
+#: A line that is ``*``, alone or followed by whitespace.
+_STAR = re.compile(rb"(?m)^\*(?:[ \t\n\r\x0b\x0c]|$)").search
+
+
+def _names(text: bytes, name: bytes) -> bool:
+    """Whether a line of ``text`` has the rfc9309 agent name ``name`` (lower-case;
+    :func:`agent_name_rfc9309`).  ``bytes.lower`` changes ASCII letters only."""
+    lines = b"\n" + text.lower()
+    needle = b"\n" + name
+    at = lines.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if end == len(lines) or lines[end] not in _NAME_BYTES:
+            return True
+        at = lines.find(needle, end)
+    return False
+
+
+def select(groups: Sequence[bytes], name: str, standard: str) -> tuple[int, ...]:
     """The numbers of the groups that apply to ``name`` (a token checked by
-    :func:`tokens.check_token`).  ``groups``: each group's user-agent values; in
-    1994 a record without rule lines names nobody: give it no values."""
+    :func:`tokens.check_token`).  ``groups``: each group's user-agent values, one
+    per line, UTF-8; in 1994 a record without rule lines names nobody: give it
+    none.  rfc9309 searches each group's text, not each agent (a group may have
+    thousands)."""
     if standard == RFC9309:
-        names = [{agent_name_rfc9309(agent) for agent in agents} for agents in groups]
-        named = tuple(number for number, found in enumerate(names) if name in found)
-        return named or tuple(
-            number for number, found in enumerate(names) if None in found
-        )
-    for number, agents in enumerate(groups):
-        if any(found and found in name for found in map(agent_name_1994, agents)):
+        wanted = name.lower().encode()
+        found = tuple(at for at, text in enumerate(groups) if _names(text, wanted))
+        return found or tuple(at for at, text in enumerate(groups) if _STAR(text))
+    agents = [text.decode().split("\n") if text else [] for text in groups]
+    for number, values in enumerate(agents):
+        if any(found and found in name for found in map(agent_name_1994, values)):
             return (number,)
-    for number, agents in enumerate(groups):
-        if any(agent_name_1994(agent) is None for agent in agents):
+    for number, values in enumerate(agents):
+        if any(agent_name_1994(agent) is None for agent in values):
             return (number,)
     return ()

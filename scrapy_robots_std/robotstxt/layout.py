@@ -281,8 +281,12 @@ class Groups(_Packed):
         return _GROUP.unpack_from(self, _COUNT.size + _GROUP.size * group)
 
     def agents(self, group: int) -> tuple[str, ...]:
+        return tuple(self.agent_lines(group).decode().split("\n"))
+
+    def agent_lines(self, group: int) -> bytes:
+        """The group's user-agent values, one per line (UTF-8)."""
         start, end, _, _, _ = self._bounds(group)
-        return tuple(self[start : end - 1].decode().split("\n"))
+        return self[start : end - 1]
 
     def entries(self, group: int) -> range:
         """The group's rule entries (one run of the file's :class:`Rules`)."""

@@ -317,11 +317,11 @@ class RobotsTxt:
         name = _tokens.check_token(token, self.standard)
         groups = self._parsed.groups
         rfc9309 = self.standard == RFC9309
-        agents = [
-            groups.agents(number) if rfc9309 or groups.has_rules(number) else ()
+        texts = [
+            groups.agent_lines(number) if rfc9309 or groups.has_rules(number) else b""
             for number in range(groups.number)
         ]
-        found = _groups.select(agents, name, self.standard)
+        found = _groups.select(texts, name, self.standard)
         # Most selections are one of the first groups: one shared tuple each,
         # not one per cached origin.
         return _SMALL_SELECTIONS.get(found, found)
