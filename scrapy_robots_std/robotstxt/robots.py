@@ -285,7 +285,9 @@ class RobotsTxt:
             return matcher
         numbers = self._select(token)
         if self._last_token is not None and self._last_token != token:
-            memo = self._memo = {} if self._memo is None else self._memo
+            memo = self._memo
+            if memo is None:
+                memo = self._memo = {}
             memo.pop(token, None)
             memo[self._last_token] = self._last_groups
             while len(memo) > TOKEN_MEMO_SIZE:
