@@ -462,16 +462,8 @@ def _note_keys(
         noted = list(compress(numbers, map(is_, map(_NOTE, keys), repeat(kind))))
         if kind is Note.UNKNOWN_FIELD and junk:
             noted = sorted(noted + junk) if noted else junk
-        _note_lines(lines, noted, kind, notes)
-
-
-def _note_lines(
-    lines: list[bytes], numbers: list[int], kind: Note, notes: Notes
-) -> None:
-    """A ``kind`` note for each line at ``numbers``, each with its key as
-    written where it can be kept."""
-    room = notes.room(kind)
-    notes.add_many(numbers, kind, [_written(lines[at - 1]) for at in numbers[:room]])
+        kept = noted[: notes.room(kind)]  # only these notes keep their key's text
+        notes.add_many(noted, kind, [_written(lines[at - 1]) for at in kept])
 
 
 def _written(line: bytes) -> str:
