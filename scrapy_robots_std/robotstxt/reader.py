@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count, repeat
-from operator import contains, is_, is_not, itemgetter, lt, not_, sub
+from operator import add, is_, itemgetter, lt, not_
 from typing import NamedTuple
 
 RFC9309 = "rfc9309"
@@ -353,9 +353,10 @@ def read_rfc9309(body: bytes) -> Reading:
     """Every line with a field's key, as the reference reads it, and a note
     for each other line that says something.
 
-    Whole-list passes (``map``, ``compress``, ``split``): a body has
-    thousands of lines (an HTML page served as robots.txt is thousands of
-    junk lines), and a Python step per line would be most of a parse.
+    Whole-list passes (``map``, ``compress``, ``split``) for the lines with a
+    key and a colon: a body has thousands of lines, and a Python step per line
+    would be most of a parse.  The other lines take a step each
+    (:func:`_odd_lines`).
     """
     raw, truncated = prepare_body(body)
     notes = Notes()
@@ -364,22 +365,18 @@ def read_rfc9309(body: bytes) -> Reading:
         text = _NUL_RE.sub(b"", text)
     lines = _split_lines(text, raw, notes)
     starts = list(map(_STARTS.get, map(_FIRST, map(bytes.lstrip, lines))))
-    junk, bare = _junk(lines, starts) if None in starts else ([], [])
     numbers = list(compress(count(1), starts))
     parts = list(map(bytes.partition, compress(lines, starts), repeat(b":")))
     colons = list(map(_COLON, parts))
     found = _events(list(compress(numbers, colons)), list(compress(parts, colons)))
-    if bare or not all(colons):
-        bare = sorted(bare + list(compress(numbers, map(not_, colons))))
-        at, pairs = _without_colon(lines, bare, notes)
-        keyed = list(map(_STARTS.get, map(_FIRST, map(_HEAD, pairs))))
-        found = _merged(
-            found, _events(list(compress(at, keyed)), list(compress(pairs, keyed)))
-        )
-        junk = sorted(junk + list(compress(at, map(not_, keyed))))
-    numbers, keys, _ = found
-    if junk or any(map(_NOTE, keys)):
-        _note_keys(lines, numbers, keys, junk, notes)
+    junk: list[int] = []
+    if None in starts or not all(colons):
+        odd = list(compress(count(1), map(is_, starts, repeat(None))))
+        odd = sorted(odd + list(compress(numbers, map(not_, colons))))
+        junk, extra = _odd_lines(lines, odd, notes)
+        found = _merged(found, _events(*extra))
+    if junk or any(map(_NOTE, found[1])):
+        _note_keys(lines, found[0], found[1], junk, notes)
     return Reading(*found, notes, truncated)
 
 
@@ -395,13 +392,29 @@ def _events(numbers: list[int], parts: list[tuple[bytes, ...]]) -> _Columns:
     return numbers, keys, list(map(bytes.strip, map(_LAST, parts)))
 
 
-def _junk(lines: list[bytes], starts: list[bool | None]) -> tuple[list[int], list[int]]:
-    """Where the junk lines (``starts`` is None there) with a colon are, and
-    where those without one are."""
-    is_junk = list(map(is_, starts, repeat(None)))
-    numbers = list(compress(count(1), is_junk))
-    colons = list(map(contains, compress(lines, is_junk), repeat(_COLON_BYTE)))
-    return list(compress(numbers, colons)), list(compress(numbers, map(not_, colons)))
+def _odd_lines(
+    lines: list[bytes], odd: list[int], notes: Notes
+) -> tuple[list[int], tuple[list[int], list[tuple[bytes, ...]]]]:
+    """The lines at ``odd`` (junk, or a key without a colon): the junk among
+    them, and the ``key value`` lines the reference accepts without a colon
+    (noted), as line numbers and key-value pairs.  Other lines are ignored
+    (noted)."""
+    junk, ignored, numbers, pairs = [], [], [], []
+    for number in odd:
+        line = lines[number - 1].strip()
+        if _COLON_BYTE in line:
+            junk.append(number)  # not a key: had it started like one, no odd line
+        elif (match := _NO_COLON_RE.fullmatch(line)) is None:
+            ignored.append(number)
+        else:
+            numbers.append(number)
+            pairs.append(match.groups())
+    notes.add_many(ignored, Note.IGNORED_LINE)
+    heads = [decode_text(pair[0]) for pair in pairs[: notes.room(Note.MISSING_COLON)]]
+    notes.add_many(numbers, Note.MISSING_COLON, heads)
+    keyed = list(map(_STARTS.get, map(_FIRST, map(_HEAD, pairs))))
+    junk = sorted(junk + list(compress(numbers, map(not_, keyed))))
+    return junk, (list(compress(numbers, keyed)), list(compress(pairs, keyed)))
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -417,36 +430,13 @@ def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
     return lines
 
 
-def _without_colon(
-    lines: list[bytes], numbers: list[int], notes: Notes
-) -> tuple[list[int], list[tuple[bytes, ...]]]:
-    """Lines without a colon (at ``numbers``): ``key value``, which the
-    reference accepts (noted; returned: where, and each key and value), or
-    ignored (noted)."""
-    bare = map(bytes.strip, map(lines.__getitem__, map(sub, numbers, repeat(1))))
-    matches = list(map(_NO_COLON_RE.fullmatch, bare))
-    found = list(map(is_not, matches, repeat(None)))
-    notes.add_many(list(compress(numbers, map(not_, found))), Note.IGNORED_LINE)
-    numbers = list(compress(numbers, found))
-    pairs = [match.groups() for match in compress(matches, found)]  # type: ignore[union-attr]
-    heads = map(bytes.strip, map(_HEAD, pairs[: notes.room(Note.MISSING_COLON)]))
-    notes.add_many(numbers, Note.MISSING_COLON, list(map(decode_text, heads)))
-    return numbers, pairs
-
-
 def _merged(columns: _Columns, extra: _Columns) -> _Columns:
     """Two sets of event columns as one, in line order."""
     if not extra[0]:
         return columns
-    numbers = columns[0] + extra[0]
-    order = sorted(range(len(numbers)), key=numbers.__getitem__)
-    keys = columns[1] + extra[1]
-    values = columns[2] + extra[2]
-    return (
-        [numbers[at] for at in order],
-        [keys[at] for at in order],
-        [values[at] for at in order],
-    )
+    rows = sorted(zip(*map(add, columns, extra), strict=True))  # distinct numbers
+    numbers, keys, values = map(list, zip(*rows, strict=True))
+    return numbers, keys, values
 
 
 def _note_keys(
