@@ -200,13 +200,12 @@ class Indexed:
     """A file's rules with each pattern's place in the packed object: a matcher
     of thousands of rules reads one pattern at a time."""
 
-    __slots__ = ("codes", "numbers", "offsets", "rfc9309", "rules", "shift")
+    __slots__ = ("codes", "numbers", "offsets", "rfc9309", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.codes = rules.codes()
         self.numbers = rules.codes(1)  # empty: entry i has pattern i
-        self.shift = rules._tail()[4]
         self.rfc9309 = rules.rfc9309
         lengths = [len(item) + 1 for item in rules.patterns(each=False)]
         self.offsets = array("I", accumulate(lengths, initial=0))
