@@ -13,7 +13,7 @@ from collections import OrderedDict
 from itertools import accumulate, compress, repeat
 from itertools import chain as _chain
 from operator import contains, itemgetter, not_
-from typing import TYPE_CHECKING, Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt.layout import NO_MATCH, TOO_COMPLEX, Indexed
@@ -47,22 +47,36 @@ class Column(Protocol[_T_co]):
     def __getitem__(self, at: int, /) -> _T_co: ...
 
 
-class Matcher(NamedTuple):
-    """The rules of a token's groups, in match order (docs/design.md, "Compile")."""
+class Matcher:
+    """The rules of a token's groups, in match order (see the module's text)."""
 
-    groups: tuple[int, ...]  # the group numbers it was compiled from
-    # Each node's prefix, best candidate, link, and where its run starts: node
-    # ``at``'s run is ``starts[at]:starts[at + 1]``, empty for a plain pattern
-    # (and ``starts`` is empty when no pattern is a wildcard).
-    prefixes: Column[bytes]
-    candidates: Column[int]
-    links: Column[int]
-    starts: Column[int]
-    # The runs' patterns, candidates and needles (see _needle), run after run.
-    patterns: Column[bytes]
-    run_candidates: Column[int]
-    needles: Column[str]
-    size: int  # bytes it keeps, an estimate from above
+    __slots__ = (
+        "candidates",
+        "groups",
+        "links",
+        "needles",
+        "patterns",
+        "prefixes",
+        "run_candidates",
+        "size",
+        "starts",
+    )
+
+    def __init__(
+        self,
+        groups: tuple[int, ...],
+        chain: tuple[Column[bytes], Column[int], Column[int], Column[int]],
+        runs: tuple[Column[bytes], Column[int], Column[str]],
+        size: int,
+    ) -> None:
+        self.groups = groups  # the group numbers it was compiled from
+        # Each node's prefix, best candidate, link, and where its run starts:
+        # node ``at``'s run is ``starts[at]:starts[at + 1]``, empty for a plain
+        # pattern (and ``starts`` is empty when no pattern is a wildcard).
+        self.prefixes, self.candidates, self.links, self.starts = chain
+        # The runs' patterns, candidates and needles (see _needle), run after run.
+        self.patterns, self.run_candidates, self.needles = runs
+        self.size = size  # bytes it keeps, an estimate from above
 
 
 def compile_rules(
@@ -72,7 +86,7 @@ def compile_rules(
     spans = list(spans)
     entries = list(_chain.from_iterable(spans))
     if not entries:
-        return Matcher(groups, (), (), (), (), (), (), (), 0)
+        return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
     every = rules.patterns()
     found = list(_chain.from_iterable(every[span.start : span.stop] for span in spans))
     candidates = rules.candidates(entries, found)
@@ -96,7 +110,7 @@ def compile_rules(
     needles = tuple([_needle(pattern).decode(_TEXT) for pattern in run_patterns])
     chain = (prefixes, array("q", heads), link_at, run_at)
     columns = (run_patterns, array("q", [candidates[at] for at in wild]), needles)
-    return Matcher(groups, *chain, *columns, size)
+    return Matcher(groups, chain, columns, size)
 
 
 def _match_order(
@@ -166,18 +180,12 @@ def _compact(
     links and runs), read through the file's tables: a few bytes per rule."""
     nodes, link_at, run_at = chain
     prefix = _prefix if rules.rfc9309 else Indexed.pattern
+    nodes_at = (_View(rules, nodes, prefix), _View(rules, nodes, Indexed.candidate))
+    wild_at = _View(rules, wild, Indexed.pattern), _View(rules, wild, Indexed.candidate)
+    columns = (*wild_at, _View(rules, wild, _needle_of))
     held = (nodes, wild, link_at, run_at)
-    return Matcher(
-        groups,
-        _View(rules, nodes, prefix),
-        _View(rules, nodes, Indexed.candidate),
-        link_at,
-        run_at,
-        _View(rules, wild, Indexed.pattern),
-        _View(rules, wild, Indexed.candidate),
-        _View(rules, wild, _needle_of),
-        sum(map(sys.getsizeof, held)) + rules.size() + 600,
-    )
+    size = sum(map(sys.getsizeof, held)) + rules.size() + 600
+    return Matcher(groups, (*nodes_at, link_at, run_at), columns, size)
 
 
 def _prefix(rules: Indexed, entry: int) -> bytes:
