@@ -210,24 +210,17 @@ class Indexed:
         lengths = [len(item) + 1 for item in rules.patterns(each=False)]
         self.offsets = array("I", accumulate(lengths, initial=0))
 
-    def _span(self, entry: int) -> tuple[int, int]:
-        at = self.numbers[entry] if self.numbers else entry
-        return self.offsets[at], self.offsets[at + 1] - 1
-
     def pattern(self, entry: int) -> bytes:
-        return self.rules[slice(*self._span(entry))]
+        at = self.numbers[entry] if self.numbers else entry
+        return self.rules[self.offsets[at] : self.offsets[at + 1] - 1]
 
     def candidate(self, entry: int) -> int:
         """:meth:`Rules.candidates` of one entry (a compact matcher reads them so)."""
         if not self.rfc9309:
             return _ENTRY_MASK - entry
-        start, stop = self._span(entry)
         allow = self.codes[entry] & 1
-        return (
-            (stop - start) << _PRIORITY_SHIFT
-            | allow << _ALLOW_SHIFT
-            | _ENTRY_MASK - entry
-        )
+        length = len(self.pattern(entry))
+        return length << _PRIORITY_SHIFT | allow << _ALLOW_SHIFT | _ENTRY_MASK - entry
 
     def size(self) -> int:  # and the codes' view, with the buffer it shares
         return sys.getsizeof(self) + sys.getsizeof(self.offsets) + 400
