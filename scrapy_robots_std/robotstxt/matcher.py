@@ -121,12 +121,11 @@ def _match_order(
     """The chain's nodes, sorted by prefix: each one's prefix, best candidate,
     position in ``found`` (a plain pattern's, or its run's best) and run (the
     positions of its wildcard patterns, best first; none for a plain one)."""
-    count = len(found)
     joined = b"\n".join(found)
     chain: list[tuple[bytes, int, int, Sequence[int]]]
     if not rfc9309 or (joined.find(b"*") < 0 and joined.find(b"$") < 0):
         # 1994 has no special characters: every pattern is a plain one.
-        chain = list(zip(found, candidates, range(count), repeat(())))
+        chain = list(zip(found, candidates, range(len(found)), repeat(())))
     else:
         chain = _with_runs(found, candidates, joined)
     chain.sort(key=itemgetter(0))
