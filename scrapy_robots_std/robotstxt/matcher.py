@@ -231,9 +231,6 @@ def _links(prefixes: Sequence[bytes]) -> list[int] | None:
     return links
 
 
-# -- the one best-match loop ---------------------------------------------------------
-
-
 def best_match(matcher: Matcher, path: bytes) -> int:
     """The deciding candidate for ``path``: :data:`NO_MATCH` when no rule
     matches, :data:`TOO_COMPLEX` when the wildcard patterns need more work than
@@ -300,9 +297,6 @@ def _matches(path: bytes, pattern: bytes, budget: Budget) -> bool:
     work = _patterns.wildcard_work(path, pattern)
     budget.take(_patterns.TRY_WORK + (~work if work < 0 else work))
     return work < 0
-
-
-# -- the process-wide bound ----------------------------------------------------------
 
 
 class Ring:
