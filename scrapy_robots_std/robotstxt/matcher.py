@@ -10,6 +10,7 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
+from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from itertools import chain as _chain
 from operator import contains, itemgetter, not_
@@ -195,18 +196,14 @@ def _needle_of(rules: Indexed, entry: int) -> str:
     return _needle(rules.pattern(entry), 2).decode(_TEXT)
 
 
+@dataclass(slots=True)
 class _View(Generic[_T_co]):
     """A column of a compact matcher: what ``read`` gives for each entry of
     ``order``, read from the file's tables when asked."""
 
-    __slots__ = ("order", "read", "rules")
-
-    def __init__(
-        self, rules: Indexed, order: array[int], read: Callable[[Indexed, int], _T_co]
-    ) -> None:
-        self.rules = rules
-        self.order = order
-        self.read = read
+    rules: Indexed
+    order: array[int]
+    read: Callable[[Indexed, int], _T_co]
 
     def __len__(self) -> int:
         return len(self.order)
