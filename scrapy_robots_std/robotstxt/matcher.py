@@ -95,7 +95,7 @@ def compile_rules(
     wild = list(_chain.from_iterable(runs))
     links = _links(prefixes)
     link_at = () if links is None else array("i", links)
-    run_at = array("i", accumulate(map(len, runs), initial=0)) if wild else ()
+    run_at = array("i", list(accumulate(map(len, runs), initial=0))) if wild else ()
     run_patterns = tuple([found[at] for at in wild])
     # Its bytes objects, slots and ints (measured with tracemalloc): each
     # pattern, node, and wildcard's needle and run prefix (together at most as
