@@ -218,8 +218,9 @@ class Indexed:
         """:meth:`Rules.candidates` of one entry (a compact matcher reads them so)."""
         if not self.rfc9309:
             return _ENTRY_MASK - entry
+        at = self.numbers[entry] if self.numbers else entry
+        length = self.offsets[at + 1] - self.offsets[at] - 1
         allow = self.codes[entry] & 1
-        length = len(self.pattern(entry))
         return length << _PRIORITY_SHIFT | allow << _ALLOW_SHIFT | _ENTRY_MASK - entry
 
     def size(self) -> int:  # and the codes' view, with the buffer it shares
