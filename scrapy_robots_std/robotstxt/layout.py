@@ -200,35 +200,28 @@ class Indexed:
     """A file's rules with each pattern's place in the packed object: a matcher
     of thousands of rules reads one pattern at a time."""
 
-    __slots__ = ("codes", "numbers", "offsets", "rfc9309", "rules", "shift")
+    __slots__ = ("codes", "numbers", "offsets", "rfc9309", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.codes = rules.codes()
         self.numbers = rules.codes(1)  # empty: entry i has pattern i
-        self.shift = rules._tail()[4]
         self.rfc9309 = rules.rfc9309
         lengths = [len(item) + 1 for item in rules.patterns(each=False)]
         self.offsets = array("I", accumulate(lengths, initial=0))
 
-    def _span(self, entry: int) -> tuple[int, int]:
-        at = self.numbers[entry] if self.numbers else entry
-        return self.offsets[at], self.offsets[at + 1] - 1
-
     def pattern(self, entry: int) -> bytes:
-        return self.rules[slice(*self._span(entry))]
+        at = self.numbers[entry] if self.numbers else entry
+        return self.rules[self.offsets[at] : self.offsets[at + 1] - 1]
 
     def candidate(self, entry: int) -> int:
         """:meth:`Rules.candidates` of one entry (a compact matcher reads them so)."""
         if not self.rfc9309:
             return _ENTRY_MASK - entry
-        start, stop = self._span(entry)
+        at = self.numbers[entry] if self.numbers else entry
+        length = self.offsets[at + 1] - self.offsets[at] - 1
         allow = self.codes[entry] & 1
-        return (
-            (stop - start) << _PRIORITY_SHIFT
-            | allow << _ALLOW_SHIFT
-            | _ENTRY_MASK - entry
-        )
+        return length << _PRIORITY_SHIFT | allow << _ALLOW_SHIFT | _ENTRY_MASK - entry
 
     def size(self) -> int:  # and the codes' view, with the buffer it shares
         return sys.getsizeof(self) + sys.getsizeof(self.offsets) + 400

@@ -1,24 +1,6 @@
-"""A token's rules of one file, compiled for checks, and the one best-match loop.
-
-A parsed file keeps its rules in file order, compactly (``layout.Rules``). The
-first check for a token compiles the rules of the token's groups into a
-:class:`Matcher`, merged and in match order: a *chain* of nodes sorted by
-literal prefix (what every path a pattern matches starts with, RFC 9309 2.2.2).
-A node is a plain pattern (its own prefix) or the *run* of every wildcard
-pattern (``*``, or a final ``$``) with that prefix, best candidate first. Each
-node is linked to the nearest one before it whose prefix starts its own: the
-nodes whose prefix starts a path all lie on one chain of links, from the last
-node that sorts before the path, so a check is a binary search and a short walk.
-
-A run is tried until a pattern matches or none left can beat the best match so
-far; a pattern whose *needle* (a longest piece) the path does not hold is passed
-over. Every pattern tried and every needle searched is charged to one budget of
-work (``patterns.Budget``). Up to :data:`HOT_ENTRIES` entries a matcher holds
-``bytes`` objects (the search and a run's needles run in C); a larger one reads
-the file's own tables. Compiled matchers are held within :data:`RING_BYTES`
-process-wide (:class:`Ring`), so a cached origin that is not being crawled keeps
-only what the parse made.  See docs/design.md.
-"""
+"""A token's rules of one file compiled into match order (a hot or a compact
+:class:`Matcher`), the one best-match loop, and the process-wide bound on
+compiled matchers (:class:`Ring`): docs/design.md, "Compile" and "Match"."""
 
 from __future__ import annotations
 
@@ -28,6 +10,7 @@ import weakref
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
+from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from itertools import chain as _chain
 from operator import contains, itemgetter, not_
@@ -110,8 +93,9 @@ def compile_rules(
     candidates = rules.candidates(entries, found)
     prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
     wild = list(_chain.from_iterable(runs))
-    starts = list(accumulate(map(len, runs), initial=0)) if wild else None
     links = _links(prefixes)
+    link_at = () if links is None else array("i", links)
+    run_at = array("i", list(accumulate(map(len, runs), initial=0))) if wild else ()
     run_patterns = tuple([found[at] for at in wild])
     # Its bytes objects, slots and ints (measured with tracemalloc): each
     # pattern, node, and wildcard's needle and run prefix (together at most as
@@ -119,15 +103,12 @@ def compile_rules(
     size = 8 * len(entries) + 88 * len(wild) + 56 * len(nodes) + 800
     size += sum(map(len, found)) + sum(map(len, run_patterns))
     if len(entries) > HOT_ENTRIES or size > HOT_BYTES:
+        node_entries = array("i", [entries[at] for at in nodes])
+        wild_entries = array("i", [entries[at] for at in wild])
         return _compact(
-            Indexed(rules),
-            groups,
-            (array("i", [entries[at] for at in nodes]), links, starts),
-            array("i", [entries[at] for at in wild]),
+            Indexed(rules), groups, (node_entries, link_at, run_at), wild_entries
         )
     needles = tuple([_needle(pattern).decode(_TEXT) for pattern in run_patterns])
-    link_at = () if links is None else array("i", links)
-    run_at = () if starts is None else array("i", starts)
     chain = (prefixes, array("q", heads), link_at, run_at)
     columns = (run_patterns, array("q", [candidates[at] for at in wild]), needles)
     return Matcher(groups, chain, columns, size)
@@ -141,12 +122,11 @@ def _match_order(
     """The chain's nodes, sorted by prefix: each one's prefix, best candidate,
     position in ``found`` (a plain pattern's, or its run's best) and run (the
     positions of its wildcard patterns, best first; none for a plain one)."""
-    count = len(found)
     joined = b"\n".join(found)
     chain: list[tuple[bytes, int, int, Sequence[int]]]
     if not rfc9309 or (joined.find(b"*") < 0 and joined.find(b"$") < 0):
         # 1994 has no special characters: every pattern is a plain one.
-        chain = list(zip(found, candidates, range(count), repeat(())))
+        chain = list(zip(found, candidates, range(len(found)), repeat(())))
     else:
         chain = _with_runs(found, candidates, joined)
     chain.sort(key=itemgetter(0))
@@ -193,19 +173,17 @@ def _needle(pattern: bytes, pieces: int = 16) -> bytes:
 def _compact(
     rules: Indexed,
     groups: tuple[int, ...],
-    chain: tuple[array[int], list[int] | None, list[int] | None],
+    chain: tuple[array[int], Column[int], Column[int]],
     wild: array[int],
 ) -> Matcher:
     """A hostile file's matcher: its entries in match order (and the chain's
     links and runs), read through the file's tables: a few bytes per rule."""
-    nodes, links, starts = chain
-    held = [nodes, wild, array("i", links or ()), array("i", starts or ())]
-    prefix = _prefix if rules.rules.rfc9309 else Indexed.pattern
-    link_at = held[2] if links is not None else ()
-    run_at = held[3] if starts is not None else ()
+    nodes, link_at, run_at = chain
+    prefix = _prefix if rules.rfc9309 else Indexed.pattern
     nodes_at = (_View(rules, nodes, prefix), _View(rules, nodes, Indexed.candidate))
     wild_at = _View(rules, wild, Indexed.pattern), _View(rules, wild, Indexed.candidate)
     columns = (*wild_at, _View(rules, wild, _needle_of))
+    held = (nodes, wild, link_at, run_at)
     size = sum(map(sys.getsizeof, held)) + rules.size() + 600
     return Matcher(groups, (*nodes_at, link_at, run_at), columns, size)
 
@@ -218,18 +196,14 @@ def _needle_of(rules: Indexed, entry: int) -> str:
     return _needle(rules.pattern(entry), 2).decode(_TEXT)
 
 
+@dataclass(slots=True)
 class _View(Generic[_T_co]):
     """A column of a compact matcher: what ``read`` gives for each entry of
     ``order``, read from the file's tables when asked."""
 
-    __slots__ = ("order", "read", "rules")
-
-    def __init__(
-        self, rules: Indexed, order: array[int], read: Callable[[Indexed, int], _T_co]
-    ) -> None:
-        self.rules = rules
-        self.order = order
-        self.read = read
+    rules: Indexed
+    order: array[int]
+    read: Callable[[Indexed, int], _T_co]
 
     def __len__(self) -> int:
         return len(self.order)
@@ -252,9 +226,6 @@ def _links(prefixes: Sequence[bytes]) -> list[int] | None:
             link = links[link]
         links[index] = link
     return links
-
-
-# -- the one best-match loop ---------------------------------------------------------
 
 
 def best_match(matcher: Matcher, path: bytes) -> int:
@@ -323,9 +294,6 @@ def _matches(path: bytes, pattern: bytes, budget: Budget) -> bool:
     work = _patterns.wildcard_work(path, pattern)
     budget.take(_patterns.TRY_WORK + (~work if work < 0 else work))
     return work < 0
-
-
-# -- the process-wide bound ----------------------------------------------------------
 
 
 class Ring:

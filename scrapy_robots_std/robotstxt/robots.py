@@ -149,8 +149,6 @@ class RobotsTxt:
             raise TypeError(f"robots.txt body must be bytes, not {type(body).__name__}")
         return cls(_parse(body, standard), standard)
 
-    # -- what the file says -----------------------------------------------------
-
     @property
     def sitemaps(self) -> tuple[str, ...]:
         """The ``Sitemap:`` values, in file order, as written (not resolved)."""
@@ -171,8 +169,6 @@ class RobotsTxt:
         """The same rules without the diagnostics, for a long-lived cache.
         The tables are shared, not copied."""
         return RobotsTxt(self._parsed.without_notes(), self.standard)
-
-    # -- access -----------------------------------------------------------------
 
     def allowed(self, url: str, token: str) -> bool:
         """Whether the crawler named ``token`` may fetch ``url`` (an absolute http(s)
@@ -221,8 +217,6 @@ class RobotsTxt:
         """The user-agent lines of every group that applies to ``token``."""
         return tuple(self._parsed.groups.agents(group) for group in self._select(token))
 
-    # -- use --------------------------------------------------------------------
-
     def usage(self, url: str, token: str) -> UsagePreferences:
         """The usage preferences (``Content-Usage``, ``Content-Signal``) this file
         states for ``url`` and ``token``: use preferences, not access rules.
@@ -238,8 +232,6 @@ class RobotsTxt:
     def usage_summary(self) -> UsageSummary:
         """How many usage lines the file holds (and how many were unusable)."""
         return _usage.summary(self._parsed)
-
-    # -- memory -----------------------------------------------------------------
 
     def memory_bytes(self) -> int:
         """About how many bytes this object keeps now, from above: the parsed
@@ -266,8 +258,6 @@ class RobotsTxt:
     def __repr__(self) -> str:
         groups = self._parsed.groups.number
         return f"<RobotsTxt standard={self.standard} groups={groups}>"
-
-    # -- machinery --------------------------------------------------------------
 
     def _rule(self, entry: int) -> Rule:
         parsed, rules = self._parsed, self._parsed.rules.opened()

@@ -144,8 +144,6 @@ class UsageRules:
         return size + size // 64 + 128
 
 
-# -- bytes kept ----------------------------------------------------------------------
-
 #: Beside ``sys.getsizeof``, what a dataclass instance keeps for its attributes:
 #: from CPython 3.11, an array of values (this much and a pointer per field;
 #: reading ``__dict__`` would make a dict); before, its ``__dict__``.
@@ -194,9 +192,6 @@ def _interned(item: object) -> bool:
     if type(item) is str:
         return not item or (len(item) == 1 and ord(item) < 256)
     return False
-
-
-# -- the lines, from the parser ----------------------------------------------------
 
 
 def collect(
