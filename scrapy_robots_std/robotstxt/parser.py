@@ -34,9 +34,6 @@ from scrapy_robots_std.robotstxt.patterns import (
 )
 from scrapy_robots_std.robotstxt.reader import (
     RFC9309,
-    STD1994,
-    USAGE_STAGE,
-    VALUE_STAGE,
     Field,
     Key,
     Note,
@@ -216,7 +213,7 @@ class _Columns:
         found = parse_delay(value) if field is _CRAWL_DELAY else parse_rate(value)
         if found is None:
             detail = f"{key.written} value {decode_text(value)!r}"
-            notes.add(line, Note.INVALID_VALUE, detail, VALUE_STAGE)
+            notes.add(line, Note.INVALID_VALUE, detail)
         elif isinstance(found, RequestRate):  # the first usable value counts
             self.extras[group] = (delay, rate or found)
         elif delay is None:
@@ -242,7 +239,6 @@ def _build(standard: str, reading: Reading) -> Parsed:
     (the rfc9309 reader emits none).  Rule lines outside a group are ignored.
     """
     found, notes = _Columns(), reading.notes
-    outside_stage = 1 if standard == STD1994 else None  # 1994 notes in line order
     kinds = dict(_CANONICAL_KINDS)  # each rule key spelling's kind
     is_open = rules_seen = False
     events = zip(reading.numbers, reading.keys, reading.values, strict=True)
@@ -250,7 +246,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
         field = key.field
         if field <= _ALLOW:
             if not is_open:
-                notes.add(line, Note.OUTSIDE_GROUP, key.written, outside_stage)
+                notes.add(line, Note.OUTSIDE_GROUP, key.written)
                 continue
             if not rules_seen:
                 rules_seen = found.has_rules[-1] = True
@@ -293,7 +289,7 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
     if found.usage:
         _collect_usage(parsed, reading)
     for line, written in found.values_outside if found.agents else ():
-        notes.add(line, Note.OUTSIDE_GROUP, written, VALUE_STAGE)
+        notes.add(line, Note.VALUE_OUTSIDE_GROUP, written)
     parsed.note_text = notes.text(parsed.truncated)
     return parsed
 
@@ -335,7 +331,7 @@ def _collect_usage(parsed: Parsed, reading: Reading) -> None:
         entries, every_record=parsed.standard != RFC9309
     )
     for line, detail in notes:
-        reading.notes.add(line, Note.USAGE_INVALID, detail, USAGE_STAGE)
+        reading.notes.add(line, Note.USAGE_INVALID, detail)
     parsed.usage = usage
 
 

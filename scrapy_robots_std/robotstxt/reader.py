@@ -52,7 +52,7 @@ class Field(IntEnum):
 
 
 class Note(IntEnum):
-    """Diagnostic kinds; :data:`NOTE_TEXT` holds each one's message."""
+    """Diagnostic kinds; :data:`_NOTES` holds each one's name and message."""
 
     BODY_CUT = 0
     LINE_CUT = 1
@@ -64,35 +64,35 @@ class Note(IntEnum):
     NO_COLON = 7
     IGNORED_LINE = 8
     USAGE_INVALID = 9
+    VALUE_OUTSIDE_GROUP = 10  # Crawl-delay, Request-rate: noted by the builder
 
 
-NOTE_NAMES = (
-    "body-cut",
-    "line-cut",
-    "misspelling",
-    "missing-colon",
-    "rule-outside-group",
-    "unknown-field",
-    "invalid-value",
-    "no-colon",
-    "ignored-line",
-    "usage-value-invalid",
+_BODY_CUT_TEXT = (
+    "body longer than 512000 bytes: what follows the line that crosses"
+    " the limit (or that line, when longer than 2048 bytes past it) ignored"
 )
-NOTE_TEXT = (
-    (
-        "body longer than 512000 bytes: what follows the line that crosses"
-        " the limit (or that line, when longer than 2048 bytes past it) ignored"
-    ),
-    "line longer than 16663 bytes was cut",
-    "misspelling {!r} accepted",
-    "missing ':' after {} accepted",
-    "{} line outside any group (no User-agent line above it) ignored",
-    "unknown field {!r} ignored",
-    "{} ignored",
-    "line without ':' ignored",
-    "line without a key and a value ignored",
-    "{}",
+_OUTSIDE_TEXT = "{} line outside any group (no User-agent line above it) ignored"
+# Each kind's name, message and stage.  When a body has more than MAX_NOTES,
+# the first are kept by stage, then line: the reader's stages, then the builder's.
+_NOTES = (
+    ("body-cut", _BODY_CUT_TEXT, 0),  # always kept, last
+    ("line-cut", "line longer than 16663 bytes was cut", 0),
+    ("misspelling", "misspelling {!r} accepted", 3),
+    ("missing-colon", "missing ':' after {} accepted", 1),
+    ("rule-outside-group", _OUTSIDE_TEXT, 6),
+    ("unknown-field", "unknown field {!r} ignored", 4),
+    ("invalid-value", "{} ignored", 7),
+    ("no-colon", "line without ':' ignored", 1),
+    ("ignored-line", "line without a key and a value ignored", 2),
+    ("usage-value-invalid", "{}", 5),
+    ("rule-outside-group", _OUTSIDE_TEXT, 7),
 )
+_STAGES = {RFC9309: [stage for _, _, stage in _NOTES]}
+# 1994: the reader's notes and the builder's rules outside a record, in line order.
+_STAGES[STD1994] = [
+    1 if kind in (Note.UNKNOWN_FIELD, Note.OUTSIDE_GROUP) else stage
+    for kind, stage in enumerate(_STAGES[RFC9309])
+]
 
 
 @dataclass(frozen=True)
@@ -107,50 +107,32 @@ class Diagnostic:
         return f"line {self.line}: {self.message}"
 
 
-# The order notes are kept in when a body has more than MAX_NOTES: by stage,
-# then line (the stages of the reader, then of the builder).
-_STAGES = {
-    Note.LINE_CUT: 0,
-    Note.MISSING_COLON: 1,
-    Note.IGNORED_LINE: 2,
-    Note.MISSPELLING: 3,
-    Note.UNKNOWN_FIELD: 4,
-    Note.USAGE_INVALID: 5,
-    Note.OUTSIDE_GROUP: 6,
-    Note.INVALID_VALUE: 7,
-    Note.NO_COLON: 1,
-}
-#: Stages the builders name: usage lines, and Crawl-delay / Request-rate lines.
-USAGE_STAGE = 5
-VALUE_STAGE = 7
-
-
 class Notes:
     """Diagnostics while a body is read.  The first :data:`MAX_NOTES` in stage
     order are kept: a note that cannot be among them is only counted, so an
     HTML page served as robots.txt costs no text for its thousands of lines."""
 
-    __slots__ = ("dropped", "kept", "stages")
+    __slots__ = ("dropped", "kept", "stage_of", "stages")
 
-    def __init__(self) -> None:
+    def __init__(self, standard: str = RFC9309) -> None:
         self.stages: dict[int, list[tuple[int, int, str]]] = {}
+        self.stage_of = _STAGES[standard]
         self.kept = 0
         self.dropped = 0
 
-    def room(self, kind: Note, stage: int | None = None) -> int:
-        """How many more notes of ``kind`` (at ``stage``) can be kept."""
-        stage = _STAGES[kind] if stage is None else stage
+    def room(self, kind: Note) -> int:
+        """How many more notes of ``kind`` can be kept."""
+        stage = self.stage_of[kind]
         before = sum(len(found) for at, found in self.stages.items() if at <= stage)
         return max(0, MAX_NOTES - before)
 
-    def add(
-        self, line: int, kind: Note, detail: str = "", stage: int | None = None
-    ) -> None:
-        if self.kept >= MAX_NOTES and not self.room(kind, stage):
+    def add(self, line: int, kind: Note, detail: str = "") -> None:
+        if self.kept >= MAX_NOTES and not self.room(kind):
             self.dropped += 1
             return
-        stage = _STAGES[kind] if stage is None else stage
-        self.stages.setdefault(stage, []).append((line, int(kind), detail))
+        self.stages.setdefault(self.stage_of[kind], []).append(
+            (line, int(kind), detail)
+        )
         self.kept += 1
 
     def add_many(
@@ -162,7 +144,7 @@ class Notes:
         texts = repeat("") if details is None else details
         kept = list(zip(lines[:room], repeat(int(kind)), texts))  # an int formats fast
         if kept:
-            self.stages.setdefault(_STAGES[kind], []).extend(kept)
+            self.stages.setdefault(self.stage_of[kind], []).extend(kept)
         self.kept += len(kept)
         self.dropped += len(lines) - len(kept)
 
@@ -198,7 +180,7 @@ def diagnostics(text: str | None) -> list[Diagnostic]:
         notes.append((int(line), int(kind), detail))
     notes.sort()
     found = [
-        Diagnostic(line, NOTE_NAMES[kind], NOTE_TEXT[kind].format(detail))
+        Diagnostic(line, _NOTES[kind][0], _NOTES[kind][1].format(detail))
         for line, kind, detail in notes
     ]
     if dropped != "0":
@@ -479,7 +461,7 @@ _BLANK = Key(Field.BLANK, "")
 def read_1994(body: bytes) -> Reading:
     """Every record-shaping line: exact field names, blank lines end records."""
     text, truncated = prepare_body(body)
-    notes = Notes()
+    notes = Notes(STD1994)
     lines = _split_lines(text, text, notes)
     numbers: list[int] = []
     keys: list[Key] = []
@@ -496,12 +478,12 @@ def read_1994(body: bytes) -> Reading:
             continue  # a comment-only line is not blank
         raw_key, colon, value = content.partition(b":")
         if not colon:
-            notes.add(number, Note.NO_COLON, stage=1)
+            notes.add(number, Note.NO_COLON)
             continue
         written = decode_text(raw_key.strip())
         field = _1994_FIELDS.get(raw_key.strip().lower(), Field.UNKNOWN)
         if field is Field.UNKNOWN:
-            notes.add(number, Note.UNKNOWN_FIELD, written, stage=1)
+            notes.add(number, Note.UNKNOWN_FIELD, written)
             continue
         numbers.append(number)
         keys.append(Key(field, written))
