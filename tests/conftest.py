@@ -57,6 +57,11 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
+    _deselect_bench(config, items)
+    _long_modules_first(items)
+
+
+def _deselect_bench(config: pytest.Config, items: list[pytest.Item]) -> None:
     if "bench" in (config.getoption("markexpr") or ""):
         return  # the -m expression decides (pytest's own deselection applies it)
     selected = [item for item in items if item.get_closest_marker("bench") is None]
@@ -65,6 +70,42 @@ def pytest_collection_modifyitems(
     deselected = [item for item in items if item.get_closest_marker("bench")]
     config.hook.pytest_deselected(items=deselected)
     items[:] = selected
+
+
+# -- the order: long tests first ---------------------------------------------------------
+#
+# pytest-xdist hands tests out in collection order (scripts/test.sh keeps at most two
+# queued per worker), so a module of long tests collected last leaves one worker running
+# it while the others idle.  These modules hold the tests that take seconds each (the
+# whole-corpus passes, subprocess crawls and fleets, long politeness waits, tracemalloc
+# bounds); they run first, longest first, CPU-bound and waiting ones interleaved, and
+# the many short tests fill the end.  Only the order changes: every test still runs.
+# A module missing here costs time, never coverage.
+LONG_FIRST = (
+    "test_corpus_behaviour.py",
+    "test_fleet_takeover.py",
+    "test_corpus.py",
+    "test_scrapy_redis_fleet.py",
+    "test_cache_bytes.py",
+    "test_cache_backends_crawl.py",
+    "test_jobdir_resume.py",
+    "test_hostile_bounds.py",
+    "test_scrapy_tools.py",
+    "test_matcher_oracle.py",
+    "test_middleware_crawl.py",
+    "test_usage_bounds.py",
+    # Timed waits: after the first wave of subprocess crawlers has started.
+    "test_politeness_crawl.py",
+    "test_cache_sqlite.py",
+    "test_scrapy_side_edges.py",
+    "test_shutdown_crawl.py",
+    "test_tdmrep.py",
+)
+
+
+def _long_modules_first(items: list[pytest.Item]) -> None:
+    rank = {name: index for index, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture(scope="session")
