@@ -24,9 +24,7 @@ bash scripts/bootstrap.sh test
 # 2 cores; ROBOTS_STD_TEST_WORKERS overrides (1: no workers, for debugging).
 WORKERS="${ROBOTS_STD_TEST_WORKERS:-4}"
 if [ "$WORKERS" -gt 1 ]; then
-    # One test handed out at a time (two queued per worker): with the long modules
-    # collected first (tests/conftest.py), no worker ends with a backlog of them.
-    PARALLEL=(-n "$WORKERS" --maxschedchunk 1)
+    PARALLEL=(-n "$WORKERS")
 else
     PARALLEL=(-p no:xdist)
 fi

@@ -57,11 +57,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def pytest_collection_modifyitems(
     config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    _deselect_bench(config, items)
-    _long_tests_first(items)
-
-
-def _deselect_bench(config: pytest.Config, items: list[pytest.Item]) -> None:
     if "bench" in (config.getoption("markexpr") or ""):
         return  # the -m expression decides (pytest's own deselection applies it)
     selected = [item for item in items if item.get_closest_marker("bench") is None]
@@ -70,52 +65,6 @@ def _deselect_bench(config: pytest.Config, items: list[pytest.Item]) -> None:
     deselected = [item for item in items if item.get_closest_marker("bench")]
     config.hook.pytest_deselected(items=deselected)
     items[:] = selected
-
-
-# -- the order: long tests first ---------------------------------------------------------
-#
-# pytest-xdist hands tests out in collection order (scripts/test.sh keeps at most two
-# queued per worker), so a module of long tests collected last leaves one worker running
-# it while the others idle.  These tests take seconds each; they run first, longest
-# first, and the many short tests fill the end.  CPU-bound ones (whole-corpus passes,
-# tracemalloc bounds) alternate with ones that mostly wait (subprocess crawls and
-# fleets, timed delays), so that four workers on two cores never start four CPU-bound
-# tests at once and stretch the longest of them.  An entry is a module or one test
-# function of it.  Only the order changes: every test still runs, and a test missing
-# here costs time, never coverage.
-LONG_FIRST = (
-    "test_corpus_behaviour.py::test_every_corpus_answer_is_unchanged",  # CPU
-    "test_fleet_takeover.py",
-    "test_cache_backends_crawl.py",
-    "test_jobdir_resume.py",
-    "test_corpus_behaviour.py",  # CPU
-    "test_scrapy_redis_fleet.py",
-    "test_corpus.py",  # CPU
-    "test_scrapy_tools.py",
-    "test_cache_bytes.py",  # CPU
-    "test_middleware_crawl.py",
-    "test_hostile_bounds.py",  # CPU
-    "test_politeness_crawl.py",
-    "test_usage_bounds.py",  # CPU
-    "test_scrapy_side_edges.py",
-    "test_matcher_oracle.py",  # CPU
-    "test_shutdown_crawl.py",
-    "test_cache_sqlite.py",
-    "test_tdmrep.py",
-)
-
-
-_RANK = {name: index for index, name in enumerate(LONG_FIRST)}
-
-
-def _long_first_rank(item: pytest.Item) -> int:
-    module = item.path.name
-    function = f"{module}::{getattr(item, 'originalname', item.name)}"
-    return min(_RANK.get(function, len(_RANK)), _RANK.get(module, len(_RANK)))
-
-
-def _long_tests_first(items: list[pytest.Item]) -> None:
-    items.sort(key=_long_first_rank)
 
 
 @pytest.fixture(scope="session")
