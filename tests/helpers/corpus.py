@@ -126,8 +126,11 @@ def _looks_like_html(body: bytes) -> bool:
     return b"<html" in head or b"<!doctype" in head
 
 
-def shapes(body: bytes) -> set[str]:
-    """The shapes one body has (text-level facts, no robots.txt parser involved)."""
+def shapes(body: bytes, lines: list[_Line] | None = None) -> set[str]:
+    """The shapes one body has (text-level facts, no robots.txt parser involved).
+
+    ``lines`` is ``_lines(body)`` when the caller has it already.
+    """
     found: set[str] = set()
     try:
         body.decode("utf-8")
@@ -149,7 +152,7 @@ def shapes(body: bytes) -> set[str]:
     html = _looks_like_html(body)
     if html:
         found.add("html")
-    lines = _lines(body)
+    lines = _lines(body) if lines is None else lines
     fields = {line.field for line in lines}
     if "user-agent" not in fields:
         found.add("no-user-agent")
@@ -243,8 +246,7 @@ def _group_shapes(lines: list[_Line]) -> set[str]:
     return found
 
 
-def _counts(body: bytes) -> dict[str, int]:
-    lines = _lines(body)
+def _counts(lines: list[_Line]) -> dict[str, int]:
     groups = sum(
         1
         for before, line in zip([_Line("", b"", b""), *lines], lines, strict=False)
@@ -262,8 +264,30 @@ def _order(name: str) -> bytes:
     return hashlib.sha256(SALT + name.encode()).digest()
 
 
+def _survey(
+    bodies: Mapping[str, bytes],
+) -> tuple[dict[str, set[str]], dict[str, dict[str, int]]]:
+    """Each body's shapes and counts, splitting it into lines once (the corpus test
+    reads all 4,231 files; this is most of its time)."""
+    all_shapes: dict[str, set[str]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for name, body in bodies.items():
+        lines = _lines(body)
+        all_shapes[name] = shapes(body, lines)
+        counts[name] = _counts(lines)
+    return all_shapes, counts
+
+
 def select(bodies: Mapping[str, bytes]) -> dict[str, list[str]]:
     """The subset of ``bodies`` (name -> bytes): name -> why it is in, sorted by name."""
+    return _select(bodies, *_survey(bodies))
+
+
+def _select(
+    bodies: Mapping[str, bytes],
+    all_shapes: Mapping[str, set[str]],
+    counts: Mapping[str, dict[str, int]],
+) -> dict[str, list[str]]:
     reasons: dict[str, list[str]] = defaultdict(list)
     for name in NAMED:
         if name in bodies:
@@ -271,7 +295,6 @@ def select(bodies: Mapping[str, bytes]) -> dict[str, list[str]]:
     by_size = sorted(bodies, key=lambda name: (-len(bodies[name]), name))
     for name in by_size[:LARGEST]:
         reasons[name].append("largest")
-    counts = {name: _counts(body) for name, body in bodies.items()}
     for key, top in MOST.items():
         for name in sorted(bodies, key=lambda n: (-counts[n][key], n))[:top]:
             reasons[name].append(f"most-{key}")
@@ -279,7 +302,7 @@ def select(bodies: Mapping[str, bytes]) -> dict[str, list[str]]:
     sample = [name for name in hashed if len(bodies[name]) <= SAMPLE_MAX_BYTES]
     by_shape: dict[str, list[str]] = defaultdict(list)
     for name in hashed:
-        for shape in shapes(bodies[name]):
+        for shape in all_shapes[name]:
             by_shape[shape].append(name)
     for name in hashed:
         if name.endswith("_443"):
@@ -411,12 +434,12 @@ def checksum(bodies: Iterable[tuple[str, bytes]]) -> str:
 def subset_members(full: Corpus) -> dict[str, bytes]:
     """The subset's files (tar member name -> bytes), as --write-subset stores them."""
     bodies = dict(full.bodies)
-    chosen = select(bodies)
+    all_shapes, counts = _survey(bodies)
+    chosen = _select(bodies, all_shapes, counts)
     urls_lines = [
         f"{site}\t{url}\n" for site in chosen for url in full.urls.get(site, ())
     ]
     picked = [(name, bodies[name]) for name in chosen]
-    all_shapes = {name: shapes(body) for name, body in bodies.items()}
     selection = {
         # The label the committed archive holds (the module's name when it was made).
         "about": (
