@@ -767,6 +767,17 @@ def test_lenient_missing_colon(source, body, token, url, expected):
     check(source, body, token, url, expected)
 
 
+def test_missing_colon_note_names_the_key_without_blanks():
+    # A vertical tab ends no word of "key value" (only SP and HTAB do), but the
+    # note shows the key as written, blanks cut, like every other key's note.
+    robots = RobotsTxt.parse(b"User-agent: *\nDisallow\x0b /x\nAllow\x0c\t/y\n")
+    messages = [str(note) for note in robots.diagnostics]
+    assert messages == [
+        "line 2: missing ':' after Disallow accepted",
+        "line 3: missing ':' after Allow accepted",
+    ]
+
+
 # ---------------------------------------------------------------------------
 # NUL octet ends the value (the reference works on C strings); lines still end
 # only at CR/LF.

@@ -52,7 +52,7 @@ class Field(IntEnum):
 
 
 class Note(IntEnum):
-    """Diagnostic kinds; :data:`_NOTES` holds each one's name and message."""
+    """Diagnostic kinds; :data:`_NOTES` holds each one's name, message and stage."""
 
     BODY_CUT = 0
     LINE_CUT = 1
@@ -385,14 +385,15 @@ def _odd_lines(
     for number in odd:
         line = lines[number - 1].strip()
         if _COLON_BYTE in line:
-            junk.append(number)  # not a key: had it started like one, no odd line
+            junk.append(number)  # a key with a colon would be no odd line
         elif (match := _NO_COLON_RE.fullmatch(line)) is None:
             ignored.append(number)
         else:
             numbers.append(number)
             pairs.append(match.groups())
     notes.add_many(ignored, Note.IGNORED_LINE)
-    heads = [decode_text(pair[0]) for pair in pairs[: notes.room(Note.MISSING_COLON)]]
+    kept = pairs[: notes.room(Note.MISSING_COLON)]  # only these keep their key's text
+    heads = [decode_text(pair[0].strip()) for pair in kept]
     notes.add_many(numbers, Note.MISSING_COLON, heads)
     keyed = list(map(_STARTS.get, map(_FIRST, map(_HEAD, pairs))))
     junk = sorted(junk + list(compress(numbers, map(not_, keyed))))
