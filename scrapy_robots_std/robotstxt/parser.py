@@ -220,15 +220,7 @@ class _Columns:
             self.extras[group] = (found, rate)
 
 
-_OTHER_FIELDS = frozenset(
-    (
-        Field.SITEMAP,
-        Field.CRAWL_DELAY,
-        Field.REQUEST_RATE,
-        Field.CONTENT_USAGE,
-        Field.CONTENT_SIGNAL,
-    )
-)
+_OTHER_FIELDS = _USAGE_FIELDS | {Field.SITEMAP, Field.CRAWL_DELAY, Field.REQUEST_RATE}
 
 
 def _build(standard: str, reading: Reading) -> Parsed:

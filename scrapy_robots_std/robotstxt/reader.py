@@ -174,11 +174,10 @@ def diagnostics(text: str | None) -> list[Diagnostic]:
     if text is None:
         return []
     dropped, *records = text.split("\n")
-    notes = []
-    for record in records:
-        line, kind, detail = record.split(" ", 2)
-        notes.append((int(line), int(kind), detail))
-    notes.sort()
+    notes = sorted(
+        (int(line), int(kind), detail)
+        for line, kind, detail in (record.split(" ", 2) for record in records)
+    )
     found = [
         Diagnostic(line, _NOTES[kind][0], _NOTES[kind][1].format(detail))
         for line, kind, detail in notes
