@@ -266,9 +266,9 @@ class Groups(_Packed):
         return int.from_bytes(self[: _COUNT.size], "little")
 
     @property
-    def agent_text(self) -> str:
-        """Every user-agent value, in file order, each ended by a line break."""
-        return self[_COUNT.size + _GROUP.size * self.number :].decode()
+    def agent_text(self) -> bytes:
+        """Every user-agent value (UTF-8), in file order, each ended by a line break."""
+        return self[_COUNT.size + _GROUP.size * self.number :]
 
     def _bounds(self, group: int) -> tuple[int, ...]:
         return _GROUP.unpack_from(self, _COUNT.size + _GROUP.size * group)

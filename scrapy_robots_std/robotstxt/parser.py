@@ -119,9 +119,9 @@ class Parsed:
         text = self.sitemap_text
         return () if text is None else tuple(text.split("\n"))
 
-    def all_agents(self) -> tuple[str, ...]:
-        """Every user-agent value in file order, decoded."""
-        return tuple(self.groups.agent_text.split("\n")[:-1])
+    def all_agents(self) -> list[bytes]:
+        """Every user-agent value in file order (UTF-8)."""
+        return self.groups.agent_text.split(b"\n")[:-1]
 
     def extras_of(self, group: int) -> Extras:
         extras = self.extras

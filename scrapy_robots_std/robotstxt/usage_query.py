@@ -90,14 +90,14 @@ def select(parsed: Parsed, standard: str, token: str) -> tuple[Line, ...] | None
     name = _tokens.check_token(token, standard)
     agents = parsed.all_agents()
     groups = [
-        "\n".join(agents[first:end]).encode()
+        b"\n".join(agents[first:end])
         for first, end in zip(rules.firsts, rules.ends, strict=True)
     ]
     if standard == RFC9309:
         # Whether some group names the token counts every user-agent line, also
         # those of the groups not kept: one more group, holding no line, has
         # them all.
-        groups.append("\n".join(agents).encode())
+        groups.append(b"\n".join(agents))
     found = None
     if chosen := _groups.select(groups, name, standard):
         lines = rules.read_once()[0]
