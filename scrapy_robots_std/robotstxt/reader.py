@@ -245,17 +245,16 @@ def body_end(body: bytes) -> int:
 
 
 def prepare_body(body: bytes) -> tuple[bytes, bool]:
-    """The body cut at :func:`body_end`, a (partial) BOM skipped, lines ended
-    with LF; and whether something was left out."""
+    """The body cut at :func:`body_end`, a (partial) BOM skipped; and whether
+    something was left out.  (Its lines: ``bytes.splitlines``, which ends a
+    line at CR, LF or CRLF and nowhere else.)"""
     end = body_end(body)
     truncated = end < len(body)
     body = body[:end] if truncated else body
-    for size in (3, 2, 1):  # the reference skips even a partial BOM
-        if body[:size] == _UTF8_BOM[:size]:
-            body = body[size:]
-            break
-    if body.find(b"\r") >= 0:  # CR, LF and CRLF each end exactly one line
-        body = body.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if body[:1] == _UTF8_BOM[:1]:
+        for size in (3, 2, 1):  # the reference skips even a partial BOM
+            if body[:size] == _UTF8_BOM[:size]:
+                return body[size:], truncated
     return body, truncated
 
 
@@ -313,8 +312,8 @@ def classify_rfc9309(raw_key: bytes) -> Key:
 # reference works on C strings): both cut the rest of the line, so a colon
 # after either is no colon.  (One literal each: the regex engine then skips
 # to it at C speed.)
-_COMMENT_RE = re.compile(rb"#.*")
-_NUL_RE = re.compile(rb"\x00.*")
+_COMMENT_RE = re.compile(rb"#[^\r\n]*")
+_NUL_RE = re.compile(rb"\x00[^\r\n]*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]++)[ \t]++([^ \t]++)")
 _HEAD, _COLON, _LAST = itemgetter(0), itemgetter(1), itemgetter(-1)
@@ -325,7 +324,7 @@ _NOTE, _FIRST = itemgetter(2), itemgetter(slice(1))
 _STARTS = {b"": False, b":": False, **dict.fromkeys(_KEY_INITIALS, True)}
 # An int: ``b":" in line`` first tries its needle as an int, and that failed
 # try costs ten times the search.
-_COLON_BYTE = ord(":")
+_COLON_BYTE, _HASH_BYTE = ord(":"), ord("#")
 # Event columns: line numbers, keys, values.
 _Columns = tuple[list[int], list[Key], list[bytes]]
 
@@ -341,8 +340,8 @@ def read_rfc9309(body: bytes) -> Reading:
     """
     raw, truncated = prepare_body(body)
     notes = Notes()
-    text = _COMMENT_RE.sub(b"", raw) if raw.find(b"#") >= 0 else raw
-    if text.find(b"\x00") >= 0:
+    text = _COMMENT_RE.sub(b"", raw) if _HASH_BYTE in raw else raw
+    if 0 in text:
         text = _NUL_RE.sub(b"", text)
     lines = _split_lines(text, raw, notes)
     starts = list(map(_STARTS.get, map(_FIRST, map(bytes.lstrip, lines))))
@@ -402,9 +401,9 @@ def _odd_lines(
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
     """The lines of ``text`` (``raw``, maybe with comments cut), cut where the
     reference cuts ``raw``'s lines: at :data:`MAX_LINE_BYTES`."""
-    lines = text.split(b"\n")
+    lines = text.splitlines()
     if len(raw) > MAX_LINE_BYTES:
-        raw_lines = lines if raw is text else raw.split(b"\n")
+        raw_lines = lines if raw is text else raw.splitlines()
         too_long = map(lt, repeat(MAX_LINE_BYTES), map(len, raw_lines))
         for index in compress(count(), too_long):
             lines[index] = lines[index][:MAX_LINE_BYTES]
