@@ -21,7 +21,7 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, count, pairwise, repeat
+from itertools import accumulate, chain, count, repeat
 from operator import lshift, or_
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -109,7 +109,7 @@ class Rules(_Packed):
         tail = _RULES_TAIL.pack(len(table), len(keys), len(patterns), flags, shift)
         values = map(written.__getitem__, keys)
         tables = (table, array("I", keys), tail)
-        return super().__new__(cls, b"\n".join([*patterns, *values, b"".join(tables)]))
+        return bytes.__new__(cls, b"\n".join([*patterns, *values, b"".join(tables)]))
 
     def once(self) -> Rules:
         """The cache's copy (``Parsed.without_notes``): a table of at most 256 entries
@@ -232,7 +232,6 @@ class Indexed:
 #: whether it has rule lines (1994: a record without them names nobody).
 _GROUP = struct.Struct("<5I")
 _COUNT = struct.Struct("<I")  # the number of groups, first
-_Span = tuple[int, int, bool]  # a group's first entry, the one after its last, rules?
 _SHARED_GROUPS: dict[bytes, Groups] = {}  # small tables by content (see Groups)
 
 
@@ -241,19 +240,26 @@ class Groups(_Packed):
 
     __slots__ = ()
 
-    def __new__(cls, agents: list[list[bytes]], spans: list[_Span]) -> Self:
-        # As written, invalid UTF-8 replaced (each "\n" ends a bad sequence).
-        joined = [b"\n".join(group) + b"\n" for group in agents]
-        texts = [
-            text if text.isascii() else text.decode("utf-8", "replace").encode()
-            for text in joined
-        ]
+    def __new__(
+        cls,
+        agents: list[list[bytes]],
+        starts: list[int],
+        entries: int,
+        has_rules: list[bool],
+    ) -> Self:
+        """Groups from each one's user-agent values, first rule entry and
+        whether it has rule lines; ``entries``: the rules' total."""
+        texts = [b"\n".join(group) + b"\n" for group in agents]
+        text = b"".join(texts)
+        if not text.isascii():  # invalid UTF-8 replaced (a "\n" ends a bad sequence)
+            texts = [item.decode("utf-8", "replace").encode() for item in texts]
+            text = b"".join(texts)
         start = _COUNT.size + _GROUP.size * len(texts)
-        ends = pairwise(accumulate(map(len, texts), initial=start))
-        rows = zip(ends, spans, strict=True)
-        # A group's bounds: (start, end) of its agents, then (first, stop, has_rules).
-        bounds = array("I", [n for agent, span in rows for n in (*agent, *span)])
-        made = super().__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, *texts)))
+        ends = list(accumulate(map(len, texts), initial=start))
+        stops = [*starts[1:], entries]  # ``ends`` has one more item: the last end
+        rows = zip(ends, ends[1:], starts, stops, has_rules, strict=False)
+        bounds = array("I", chain.from_iterable(rows))
+        made = bytes.__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, text)))
         if len(made) > 64:  # most files: "*" and a few rules, one object each
             return made
         if len(_SHARED_GROUPS) >= 1024:

@@ -269,11 +269,8 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
     spellings = tuple(found.spellings)
     if spellings == _CANONICAL_SPELLINGS:
         spellings = _CANONICAL_SPELLINGS
-    rules, spans = _rules(standard == RFC9309, found, len(spellings))
-    groups = Groups(
-        found.agents,
-        [(*span, has) for span, has in zip(spans, found.has_rules, strict=True)],
-    )
+    rules, starts, entries = _rules(standard == RFC9309, found, len(spellings))
+    groups = Groups(found.agents, starts, entries, found.has_rules)
     parsed = Parsed(standard, groups, rules, spellings)
     parsed.extras = found.extras or None
     parsed.sitemap_text = "\n".join(found.sitemaps) if found.sitemaps else None
@@ -288,9 +285,9 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
 
 def _rules(
     rfc9309: bool, found: _Columns, spellings: int
-) -> tuple[Rules, list[tuple[int, int]]]:
-    """The rules' table, and each group's first entry and the entry after
-    its last (an allowed ``/dir/index.html`` adds an entry to its group)."""
+) -> tuple[Rules, list[int], int]:
+    """The rules' table, each group's first entry, and the number of entries
+    (an allowed ``/dir/index.html`` adds an entry to its group)."""
     lines, kinds, values, starts = found.lines, found.kinds, found.values, found.starts
     joined = b"\n".join(values)
     patterns = values
@@ -306,9 +303,8 @@ def _rules(
         for at in compress(count(), map(is_not, values, patterns)):
             if values[at] != patterns[at]:
                 written[at] = values[at]
-    ends = [*starts[1:], len(values)] if starts else []
     rules = Rules(patterns, lines, kinds, written, rfc9309, spellings)
-    return rules, list(zip(starts, ends, strict=True))
+    return rules, starts, len(patterns)
 
 
 def _collect_usage(parsed: Parsed, reading: Reading) -> None:

@@ -152,6 +152,8 @@ class Notes:
         """All notes kept in one string (a crawl keeps thousands of parsed
         files): the number not kept, then ``<line> <kind> <detail>`` per line;
         the body cut (``body_cut``) is always last."""
+        if not (self.kept or body_cut):
+            return None
         records: list[tuple[int, int, str]] = []
         for stage in sorted(self.stages):
             records += sorted(self.stages[stage], key=_LINE)
