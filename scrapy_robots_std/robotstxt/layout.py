@@ -5,9 +5,8 @@ and its groups another (:class:`Rules`, :class:`Groups` add methods, no storage)
 tables and texts as objects of their own cost ~250 bytes more per cached origin.
 Every packed layout is written and read here only:
 
-* a rule's **code**: ``line << shift | kind``, its *kind* ``spelling << 1 |
-  allow``; ``shift`` is the fewest bits the file's spellings need, each code
-  is stored in the fewest bytes that hold every code (:class:`Rules`);
+* a rule's **kind**: ``spelling << 1 | allow``, stored beside its line, each
+  table in the fewest bytes that hold its items (:class:`Rules`);
 * a rule's **candidate**, the int that orders rules the way a standard
   decides: ``priority | allow | (ENTRY_MASK - entry)`` (entries are in
   file order, so the earlier line is the larger);
@@ -21,15 +20,13 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, chain, count, repeat
-from operator import lshift, or_
+from itertools import accumulate, chain, count
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-# 2**12 key spellings per file at most: a code, a line (under 2**19 in a
-# 512,000-byte body) shifted past the kind, then fits 32 bits.
+# 2**12 key spellings per file at most: a kind then fits 16 bits.
 MAX_SPELLINGS = 1 << 12
 
 # Candidates: priority (the pattern's length) | allow | _ENTRY_MASK - entry.
@@ -70,15 +67,20 @@ class _Packed(bytes):
         return sys.getsizeof(self)
 
 
-#: A :class:`Rules`' tail: entries, written values, patterns, flags (see ``__new__``), shift.
+#: A :class:`Rules`' tail: entries, written values, patterns, flags, widths
+#: (see ``__new__``).
 _RULES_TAIL = struct.Struct("<IIIBB")
-_CODE_FORMATS: dict[int, Literal["B", "H", "I"]] = {1: "B", 2: "H", 4: "I"}  # by width
+_FORMATS: dict[int, Literal["B", "H", "I"]] = {1: "B", 2: "H", 4: "I"}  # by width
 _DEFLATED = 0x80  # a flag: the rest is the table as made, raw DEFLATE (Rules.opened)
 
 
+def _width(top: int) -> int:
+    """The bytes an unsigned table item needs, for items up to ``top``."""
+    return 1 if top <= 0xFF else 2 if top <= 0xFFFF else 4
+
+
 def _narrow(numbers: list[int]) -> array[int]:
-    top = max(numbers, default=0)
-    return array("B" if top <= 0xFF else "H" if top <= 0xFFFF else "I", numbers)
+    return array(_FORMATS[_width(max(numbers) if numbers else 0)], numbers)
 
 
 class Rules(_Packed):
@@ -86,8 +88,8 @@ class Rules(_Packed):
 
     The patterns (normalised; each once in :meth:`once`'s copy) and the values as
     written that differ from them, one per line (none holds a line break), first.
-    Then each entry's code (8, 16 or 32 bits) and pattern number (only in
-    :meth:`once`'s copy, when a pattern repeats), those values' entries.
+    Then a table per entry field: line, kind and pattern number (only in
+    :meth:`once`'s copy, when a pattern repeats); those values' entries.
     """
 
     __slots__ = ()
@@ -101,25 +103,28 @@ class Rules(_Packed):
         rfc9309: bool,
         spellings: int,
     ) -> Self:
-        # Most files spell two keys: a code of line << 2 | spelling << 1 | allow.
-        shift = 1 + max(1, (spellings - 1).bit_length())
-        codes = list(map(or_, map(lshift, lines, repeat(shift)), kinds))
-        table, keys = _narrow(codes), sorted(written)
-        flags = table.itemsize << 1 | rfc9309
-        tail = _RULES_TAIL.pack(len(table), len(keys), len(patterns), flags, shift)
+        # Entries are in file order: the last line is the largest.
+        widths = _width(lines[-1] if lines else 0) | (1 if spellings <= 128 else 2) << 4
+        keys = sorted(written)
+        tail = _RULES_TAIL.pack(len(lines), len(keys), len(patterns), rfc9309, widths)
+        tables = (
+            array(_FORMATS[widths & 15], lines),
+            array(_FORMATS[widths >> 4], kinds),
+            array("I", keys),
+            tail,
+        )
         values = map(written.__getitem__, keys)
-        tables = (table, array("I", keys), tail)
         return bytes.__new__(cls, b"\n".join([*patterns, *values, b"".join(tables)]))
 
     def once(self) -> Rules:
         """The cache's copy (``Parsed.without_notes``): a table of at most 256 entries
         and 48 KiB deflated (its matcher, a hot one, keeps no reference to the table
         inflated); a larger one's patterns, each kept once."""
-        entries, kept, stored, flags, shift = self._tail()
+        entries, kept, stored, flags, widths = self._tail()
         if flags >> 4:  # made by once() already
             return self
         if entries <= 256 and len(self) <= 48 << 10:
-            mark = self[-_RULES_TAIL.size : -2] + bytes([flags | _DEFLATED, shift])
+            mark = self[-_RULES_TAIL.size : -2] + bytes([flags | _DEFLATED, widths])
             packed = bytes.__new__(Rules, zlib.compress(self, wbits=-15) + mark)
             return packed if len(packed) < len(self) else self
         found = self.patterns()
@@ -129,9 +134,9 @@ class Rules(_Packed):
         numbers = _narrow(list(map(dict(zip(once, count())).__getitem__, found)))
         values = bytes.split(self, b"\n", stored + kept)[stored : stored + kept]
         flags |= numbers.itemsize << 4
-        tail = _RULES_TAIL.pack(entries, kept, len(once), flags, shift)
+        tail = _RULES_TAIL.pack(entries, kept, len(once), flags, widths)
         keys = self[-_RULES_TAIL.size - 4 * kept : -_RULES_TAIL.size]
-        tables = (self.codes(), numbers, keys, tail)
+        tables = (self.table(0), self.table(1), numbers, keys, tail)
         return bytes.__new__(Rules, b"\n".join([*once, *values, b"".join(tables)]))
 
     def opened(self) -> Rules:
@@ -149,20 +154,20 @@ class Rules(_Packed):
     def rfc9309(self) -> bool:
         return self._tail()[3] & 1 == 1
 
-    def codes(self, skip: int = 0) -> memoryview:
-        """``codes()[i]`` is entry ``i``'s rule's code; ``codes(1)[i]``, its pattern's
-        number (empty when each entry has a pattern of its own)."""
-        entries, kept, _, flags, _ = self._tail()
-        widths = (flags >> 1 & 7, flags >> 4)
+    def table(self, field: int) -> memoryview:
+        """``table(f)[i]`` is entry ``i``'s field ``f``: 0, its line; 1, its kind;
+        2, its pattern's number (empty when each entry has a pattern of its own)."""
+        entries, kept, _, flags, widths = self._tail()
+        sizes = (widths & 15, widths >> 4, flags >> 4 & 7)
         end = len(self) - _RULES_TAIL.size - 4 * kept
-        end -= sum(widths[skip + 1 :]) * entries
-        table = memoryview(self)[end - widths[skip] * entries : end]
-        return table.cast(_CODE_FORMATS[widths[skip]]) if widths[skip] else table
+        end -= sum(sizes[field + 1 :]) * entries
+        view = memoryview(self)[end - sizes[field] * entries : end]
+        return view.cast(_FORMATS[sizes[field]]) if sizes[field] else view
 
     def fields(self, entry: int) -> tuple[int, int, bool]:
         """Entry ``entry``'s line, spelling (of ``Parsed.spellings``) and allow bit."""
-        code, shift = self.codes()[entry], self._tail()[4]
-        return code >> shift, code >> 1 & ((1 << shift - 1) - 1), code & 1 == 1
+        kind = self.table(1)[entry]
+        return self.table(0)[entry], kind >> 1, kind & 1 == 1
 
     def patterns(self, each: bool = True) -> list[bytes]:
         """Every entry's pattern, in entry order (``each=False``: as stored)."""
@@ -170,7 +175,7 @@ class Rules(_Packed):
         found = bytes.split(self, b"\n", kept) if entries else []
         del found[kept:]  # the rest: values as written, tables
         if each and flags >> 4:  # a pattern number per entry
-            return list(map(found.__getitem__, self.codes(1)))
+            return list(map(found.__getitem__, self.table(2)))
         return found
 
     def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
@@ -178,10 +183,10 @@ class Rules(_Packed):
         pattern, then allow, then earliest line; 1994: earliest line (first match)."""
         if not self._tail()[3] & 1:  # 1994
             return [_ENTRY_MASK - entry for entry in entries]
-        codes = self.codes()
+        kinds = self.table(1)
         return [
             len(pattern) << _PRIORITY_SHIFT
-            | (codes[entry] & 1) << _ALLOW_SHIFT
+            | (kinds[entry] & 1) << _ALLOW_SHIFT
             | _ENTRY_MASK - entry
             for entry, pattern in zip(entries, found, strict=True)
         ]
@@ -200,12 +205,12 @@ class Indexed:
     """A file's rules with each pattern's place in the packed object: a matcher
     of thousands of rules reads one pattern at a time."""
 
-    __slots__ = ("codes", "numbers", "offsets", "rfc9309", "rules")
+    __slots__ = ("kinds", "numbers", "offsets", "rfc9309", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
-        self.codes = rules.codes()
-        self.numbers = rules.codes(1)  # empty: entry i has pattern i
+        self.kinds = rules.table(1)
+        self.numbers = rules.table(2)  # empty: entry i has pattern i
         self.rfc9309 = rules.rfc9309
         lengths = [len(item) + 1 for item in rules.patterns(each=False)]
         self.offsets = array("I", accumulate(lengths, initial=0))
@@ -220,10 +225,10 @@ class Indexed:
             return _ENTRY_MASK - entry
         at = self.numbers[entry] if self.numbers else entry
         length = self.offsets[at + 1] - self.offsets[at] - 1
-        allow = self.codes[entry] & 1
+        allow = self.kinds[entry] & 1
         return length << _PRIORITY_SHIFT | allow << _ALLOW_SHIFT | _ENTRY_MASK - entry
 
-    def size(self) -> int:  # and the codes' view, with the buffer it shares
+    def size(self) -> int:  # and the tables' views, with the buffer they share
         return sys.getsizeof(self) + sys.getsizeof(self.offsets) + 400
 
 
