@@ -3178,3 +3178,21 @@ def test_lenient_diagnostics_are_capped_but_counted() -> None:
     cut = [note for note in robots.diagnostics if note.kind == "notes-cut"]
     assert len(cut) == 1
     assert cut[0].message.startswith("4000 more notes")
+
+
+@pytest.mark.parametrize(
+    "ends",
+    [[b"\n"] * 4, [b"\r\n"] * 4, [b"\r"] * 4, [b"\r\n", b"\r", b"\n", b"\r\n"]],
+    ids=["lf", "crlf", "cr", "mixed"],
+)
+def test_a_comment_ends_where_its_line_ends(ends: list[bytes]) -> None:
+    """A comment is cut up to its line's end, whichever of CR, LF or CRLF ends it."""
+    lines = [b"User-agent: * # all", b"Disallow: /a # not /b", b"Disallow: /b#", b"x"]
+    robots = RobotsTxt.parse(b"".join(a + b for a, b in zip(lines, ends, strict=True)))
+    assert robots.allowed(BASE + "/a", "FooBot") is False
+    decision = robots.decide(BASE + "/b", "FooBot")
+    assert decision.allowed is False
+    assert decision.rule is not None
+    assert decision.rule.line == 3
+    assert robots.allowed(BASE + "/c", "FooBot") is True
+    assert [note.line for note in robots.diagnostics] == [4]
