@@ -5,26 +5,17 @@ from __future__ import annotations
 
 import sys
 from array import array
-from dataclasses import dataclass, field, fields, is_dataclass
-from typing import TYPE_CHECKING, Final, NamedTuple
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt.patterns import normalize_rfc9309
 from scrapy_robots_std.usage import vocab as _vocab
-from scrapy_robots_std.usage.preferences import HEADER, ROBOTS_TXT, read_source
+from scrapy_robots_std.usage.preferences import ROBOTS_TXT, read_source
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterable
+    from collections.abc import Iterable
 
     from scrapy_robots_std.usage.preferences import UsageSource
-
-#: Constants every source refers to: not counted in what a query keeps.
-_SHARED: Final = frozenset(
-    map(id, (ROBOTS_TXT, HEADER, _vocab.ALLOW, _vocab.DISALLOW, _vocab.UNKNOWN))
-).union(
-    id(name)
-    for vocabulary in _vocab.VOCABULARIES
-    for name in (vocabulary.field, *vocabulary.categories)
-)
 
 # Roles of the lines handed over; the two usage kinds are also a stored line's kind.
 CONTENT_USAGE = 0
@@ -98,8 +89,13 @@ class UsageRules:
 
     def size(self) -> int:
         """Bytes kept, and what queries keep (an estimate from above)."""
+        # Each entry: a named tuple (one more slot than sys.getsizeof says), its
+        # value, its line and group numbers (ints of at most 32 bytes each).
+        entries = sum(
+            sys.getsizeof(entry) + 8 + 64 + _own(entry.value) for entry in self.lines
+        )
         tables = (self.lines, self.firsts, self.ends)
-        return 240 + deep_size(tables, _SHARED) + self.query_size()
+        return 240 + entries + sum(map(sys.getsizeof, tables)) + self.query_size()
 
     def read_once(self) -> tuple[tuple[Line, ...], int]:
         """Every usage line, read by the first query or measure, and the bytes
@@ -120,7 +116,8 @@ class UsageRules:
             # Set once, whole (88: the pair and its int): a thread measuring
             # meanwhile reads the lines too, and one reading stays.
             found = tuple(lines)
-            read = self.read = (found, 88 + deep_size([found], _SHARED))
+            measured = 88 + sys.getsizeof(found) + sum(map(_line_size, found))
+            read = self.read = (found, measured)
         return read
 
     def query_size(self) -> int:
@@ -144,54 +141,39 @@ class UsageRules:
         return size + size // 64 + 128
 
 
-#: Beside ``sys.getsizeof``, what a dataclass instance keeps for its attributes:
-#: from CPython 3.11, an array of values (this much and a pointer per field;
-#: reading ``__dict__`` would make a dict); before, its ``__dict__``.
-_INSTANCE_VALUES = 32
-_INLINE_VALUES = sys.version_info >= (3, 11)
+def _line_size(line: Line) -> int:
+    """The bytes a read line keeps of its own: not the vocabularies' names,
+    nor its entry's ints (its line and group numbers; ``first`` is below 64)."""
+    source = line.source
+    pairs = (*source.states, *source.members)
+    texts = (line.pattern, source.value, source.path, source.error)
+    return (
+        sys.getsizeof(line)
+        + 8  # a named tuple is allocated with one more slot
+        + _instance_size(source)
+        + sum(sys.getsizeof(held) for held in (source.states, source.members) if held)
+        + sum(map(sys.getsizeof, pairs))
+        + sum(map(_own, texts))
+        + sum(_own(key) + _own(text) for key, text in source.members)
+    )
 
 
-def deep_size(roots: Iterable[object], counted: Collection[int] = ()) -> int:
-    """The bytes ``roots`` keep with all they hold, each object once, following
-    tuples and dataclass instances (what a usage line holds); nothing for
-    ``counted`` (ids of module constants) and what the interpreter shares.  Run
-    per measure and once per file read (up to 64 lines), never per query."""
-    seen = set(counted)
-    stack = list(roots)
-    total = 0
-    while stack:
-        item = stack.pop()
-        if id(item) in seen or _interned(item):
-            continue
-        seen.add(id(item))
-        total += sys.getsizeof(item)
-        if isinstance(item, tuple):
-            if type(item) is not tuple:
-                total += 8  # a named tuple is allocated with one more slot
-            stack.extend(item)
-        elif is_dataclass(item):
-            names = [field.name for field in fields(item)]
-            if _INLINE_VALUES:
-                total += _INSTANCE_VALUES + 8 * len(names)
-            else:
-                total += sys.getsizeof(item.__dict__)
-            stack.extend(getattr(item, name) for name in names)
-    return total
+def _instance_size(source: UsageSource) -> int:
+    """``source`` with its attributes' slots: from CPython 3.11 an array of
+    their values (this much and a pointer per field once a process has made a
+    few dozen, its first get spare slots; reading ``__dict__`` would make a
+    dict), before, its ``__dict__``."""
+    if sys.version_info >= (3, 11):
+        return sys.getsizeof(source) + 32 + 8 * len(fields(source))
+    return sys.getsizeof(source) + sys.getsizeof(source.__dict__)
 
 
-def _interned(item: object) -> bool:
-    """Whether the interpreter shares ``item`` (not anyone's to count)."""
-    if item is None or isinstance(item, bool):
-        return True
-    if type(item) is int:
-        return -5 <= item <= 256
-    if type(item) is tuple:
-        return not item
-    if type(item) is bytes:
-        return len(item) <= 1
-    if type(item) is str:
-        return not item or (len(item) == 1 and ord(item) < 256)
-    return False
+def _own(text: str | bytes | None) -> int:
+    """The bytes ``text`` keeps, or 0 when the interpreter shares it: None, an
+    empty text, one byte, one character up to U+00FF."""
+    if not text or (len(text) == 1 and (isinstance(text, bytes) or text <= "\xff")):
+        return 0
+    return sys.getsizeof(text)
 
 
 def collect(
