@@ -38,7 +38,7 @@ import tempfile
 import time
 import tracemalloc
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -246,7 +246,7 @@ def report(args: argparse.Namespace, rows: list[Row], facts: list[str]) -> str:
         BEGIN,
         "## Cache backends (`benchmarks/cache_backends.py`)",
         "",
-        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "",
         "Command (run from the repository root):",
         "",

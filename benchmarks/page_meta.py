@@ -30,7 +30,7 @@ import os
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from unittest import mock
@@ -224,7 +224,7 @@ def report(rows: list[Row], argv: list[str]) -> str:
         "## Page-level robots directives (`benchmarks/page_meta.py`)",
         "",
         (
-            f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Command (from "
+            f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Command (from "
             f"the repository root): `{command}`"
         ),
         "",

@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -575,7 +575,7 @@ def report(
         BEGIN,
         "## Redis latency under a crawl (`benchmarks/redis_latency.py`)",
         "",
-        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "",
         "Command (run from the repository root):",
         "",

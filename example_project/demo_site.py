@@ -26,8 +26,7 @@ import page_origin
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from typing_extensions import Self
+    from typing import Self
 
 #: The origins listen on BASE_PORT, BASE_PORT + 1, ... (on free ports if one is taken).
 BASE_PORT = 8431

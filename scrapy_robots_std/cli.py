@@ -160,7 +160,7 @@ def _validate(standard: str, token: str, urls: Sequence[str]) -> None:
     for what, subject, url in checks:
         try:
             empty.decide(url, token)
-        except ValueError as exc:  # noqa: PERF203 - stops at the first error
+        except ValueError as exc:
             raise CliError(_problem(what, subject, exc)) from None
 
 

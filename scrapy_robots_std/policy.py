@@ -8,26 +8,14 @@ either standard. :func:`retry_delay` and :func:`cache_ttl` are the timing rules.
 from __future__ import annotations
 
 import re
-import sys
 import time
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 from email.utils import parsedate_to_datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
 from scrapy_robots_std.robotstxt.reader import RFC9309, STD1994
-
-if sys.version_info >= (3, 11):
-    from enum import StrEnum
-else:  # pragma: no cover - Python 3.10
-    from enum import Enum
-
-    class StrEnum(str, Enum):
-        """Python 3.11's ``enum.StrEnum``: members are their values, as text too."""
-
-        def __str__(self) -> str:
-            return str.__str__(self)
-
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -286,6 +274,6 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if when is None:
         return None
     if when.tzinfo is None:  # asctime dates and "-0000" are UTC (RFC 9110 5.6.7)
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)

@@ -100,7 +100,7 @@ def _optional_module(*names: str) -> Any:
     for name in names:
         try:
             return importlib.import_module(name)
-        except ImportError:  # noqa: PERF203 - a handful of names
+        except ImportError:
             continue
     return None
 

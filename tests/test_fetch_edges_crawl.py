@@ -44,10 +44,10 @@ from tests.helpers.server import HostileServer, Reply
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
     from scrapy_robots_std.cache import CacheEntry
     from tests.helpers.crawl import CrawlResult

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import format_datetime
 
 import pytest
@@ -297,13 +297,11 @@ def test_cache_ttl(
 
 # -- parse_retry_after --------------------------------------------------------------
 
-_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp()
+_NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC).timestamp()
 
 
 def _http_date(offset: float) -> str:
-    return format_datetime(
-        datetime.fromtimestamp(_NOW + offset, tz=timezone.utc), usegmt=True
-    )
+    return format_datetime(datetime.fromtimestamp(_NOW + offset, tz=UTC), usegmt=True)
 
 
 @pytest.mark.parametrize(

@@ -255,7 +255,7 @@ def run_variant(variant: str, args: argparse.Namespace, workdir: Path) -> Varian
     site_path = workdir / f"site-{variant}.json"
     site.dump(site_path)
     res = VariantResult(variant, site)
-    res.started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    res.started = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     servers = Servers(site_path, len(site.origins))
     servers.start()
     log(f"[{variant}] {servers.shards} server process(es) ready")

@@ -377,9 +377,7 @@ class CaseResult:
 def run_case(args: argparse.Namespace, name: str, workdir: Path) -> CaseResult:
     case = case_for(name, smoke=args.smoke)
     reps = args.d_reps if case.jobdir else args.reps
-    res = CaseResult(
-        case, dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    )
+    res = CaseResult(case, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
     res.load.append(os.getloadavg())
     server = Server(case)
     server.start()

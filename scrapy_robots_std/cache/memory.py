@@ -10,8 +10,9 @@ from scrapy_robots_std.cache.base import own_objects_bytes
 from scrapy_robots_std.config import MIN_CACHE_MAX_BYTES
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from scrapy_robots_std.cache.base import CacheEntry
 

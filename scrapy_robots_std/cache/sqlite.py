@@ -20,9 +20,10 @@ from scrapy_robots_std.config import Config, SettingsError
 from scrapy_robots_std.robotstxt.reader import RFC9309
 
 if TYPE_CHECKING:
+    from typing import Self
+
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
-    from typing_extensions import Self
 
     from scrapy_robots_std.cache.base import CacheEntry
 

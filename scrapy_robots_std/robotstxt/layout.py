@@ -24,7 +24,7 @@ from itertools import accumulate, chain, count
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Self
 
 # 2**12 key spellings per file at most: a kind then fits 16 bits.
 MAX_SPELLINGS = 1 << 12

@@ -159,13 +159,10 @@ def _line_size(line: Line) -> int:
 
 
 def _instance_size(source: UsageSource) -> int:
-    """``source`` with its attributes' slots: from CPython 3.11 an array of
-    their values (this much and a pointer per field once a process has made a
-    few dozen, its first get spare slots; reading ``__dict__`` would make a
-    dict), before, its ``__dict__``."""
-    if sys.version_info >= (3, 11):
-        return sys.getsizeof(source) + 32 + 8 * len(fields(source))
-    return sys.getsizeof(source) + sys.getsizeof(source.__dict__)
+    """``source`` with its attributes' values, an array (this much and a
+    pointer per field once a process has made a few dozen, its first get spare
+    slots; reading ``__dict__`` would make a dict)."""
+    return sys.getsizeof(source) + 32 + 8 * len(fields(source))
 
 
 def _own(text: str | bytes | None) -> int:

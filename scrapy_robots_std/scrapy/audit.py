@@ -31,7 +31,7 @@ import logging
 import os
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Final
 
@@ -126,7 +126,7 @@ def _count(table: dict[str, Counter[str]], origin: str, names: Iterable[str]) ->
 def iso_time(epoch: float) -> str:
     """``2025-01-31T12:00:00.123Z``: UTC, milliseconds."""
     # Rounded as the ``*_epoch`` fields are, so both forms name the same instant.
-    moment = datetime.fromtimestamp(round(epoch, 3), tz=timezone.utc)
+    moment = datetime.fromtimestamp(round(epoch, 3), tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 

@@ -41,11 +41,11 @@ from scrapy_robots_std.scrapy.verdicts import WAITED_META, VerdictBook
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Request, Response
     from scrapy.spiders import Spider
-    from typing_extensions import Self
 
     from scrapy_robots_std.cache.base import CacheEntry
     from scrapy_robots_std.scrapy.settle import Fetched

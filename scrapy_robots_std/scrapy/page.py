@@ -46,10 +46,10 @@ from scrapy_robots_std.scrapy.origin import origin_key_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+    from typing import Self
 
     from scrapy.crawler import Crawler
     from scrapy.http import Response
-    from typing_extensions import Self
 
     from scrapy_robots_std.scrapy.audit import AuditLog
     from scrapy_robots_std.scrapy.report import Report

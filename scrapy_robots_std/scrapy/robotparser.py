@@ -27,9 +27,9 @@ from scrapy_robots_std.robotstxt.robots import RobotsTxt
 from scrapy_robots_std.robotstxt.tokens import as_text, fallback_token, product_token
 
 if TYPE_CHECKING:
-    # typing.Self requires Python 3.11
+    from typing import Self
+
     from scrapy.crawler import Crawler
-    from typing_extensions import Self
 
     from scrapy_robots_std.robotstxt.usage_query import UsageSummary
 

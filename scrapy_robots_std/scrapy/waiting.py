@@ -29,12 +29,12 @@ from scrapy_robots_std.scrapy.holding import EXEMPT, MAX_STEPS, Holding
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
+    from typing import Self
 
     from scrapy import Request
     from scrapy.core.downloader import Downloader
     from scrapy.crawler import Crawler
     from scrapy.pqueues import QueueProtocol
-    from typing_extensions import Self
 
 __all__ = ["STATE_FORMAT", "RobotsAwarePriorityQueue", "SlotQueues"]
 

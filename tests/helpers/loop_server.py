@@ -32,8 +32,7 @@ from tests.helpers.server import MAX_HEAD, Reply, RequestRecord, parse_head
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Iterator
-
-    from typing_extensions import Self
+    from typing import Self
 
 __all__ = ["Encoded", "LoopServer", "Router", "run_until_signalled"]
 

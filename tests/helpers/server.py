@@ -41,8 +41,7 @@ from tests.helpers.tls import server_tls_context
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from typing_extensions import Self
+    from typing import Self
 
 __all__ = [
     "NOT_FOUND",
