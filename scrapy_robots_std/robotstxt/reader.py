@@ -12,8 +12,11 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 from itertools import compress, count, repeat
-from operator import is_, itemgetter, lt
-from typing import NamedTuple
+from operator import itemgetter, lt
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 RFC9309 = "rfc9309"
 STD1994 = "1994"
@@ -108,64 +111,55 @@ class Diagnostic:
 
 
 class Notes:
-    """Diagnostics while a body is read.  The first :data:`MAX_NOTES` in stage
-    order are kept: a note that cannot be among them is only counted, so an
-    HTML page served as robots.txt costs no text for its thousands of lines."""
+    """Diagnostics while a body is read: every noted line, by kind.  Only the
+    first :data:`MAX_NOTES` in stage order become text; the others are counted,
+    so an HTML page served as robots.txt costs no text for its thousands of lines."""
 
-    __slots__ = ("dropped", "kept", "stage_of", "stages")
+    __slots__ = ("found", "stage_of")
 
     def __init__(self, standard: str = RFC9309) -> None:
-        self.stages: dict[int, list[tuple[int, int, str]]] = {}
+        self.found: list[tuple[int, list[int], Sequence[Detail] | None]] = []
         self.stage_of = _STAGES[standard]
-        self.kept = 0
-        self.dropped = 0
 
-    def room(self, kind: Note) -> int:
-        """How many more notes of ``kind`` can be kept."""
-        stage = self.stage_of[kind]
-        before = sum(len(found) for at, found in self.stages.items() if at <= stage)
-        return max(0, MAX_NOTES - before)
-
-    def add(self, line: int, kind: Note, detail: str = "") -> None:
-        if self.kept >= MAX_NOTES and not self.room(kind):
-            self.dropped += 1
-            return
-        self.stages.setdefault(self.stage_of[kind], []).append(
-            (line, int(kind), detail)
-        )
-        self.kept += 1
+    def add(self, line: int, kind: Note, detail: Detail = "") -> None:
+        self.found.append((int(kind), [line], [detail]))  # an int formats fast
 
     def add_many(
-        self, lines: list[int], kind: Note, details: list[str] | None = None
+        self, lines: list[int], kind: Note, details: Sequence[Detail] | None = None
     ) -> None:
-        """:meth:`add` for many lines of one kind (and no detail, or one each
-        for the first :meth:`room` of them)."""
-        room = self.room(kind)
-        texts = repeat("") if details is None else details
-        kept = list(zip(lines[:room], repeat(int(kind)), texts))  # an int formats fast
-        if kept:
-            self.stages.setdefault(self.stage_of[kind], []).extend(kept)
-        self.kept += len(kept)
-        self.dropped += len(lines) - len(kept)
+        """Notes of one kind, in line order: a detail each, or none."""
+        if lines:
+            self.found.append((int(kind), lines, details))
 
     def text(self, body_cut: bool) -> str | None:
-        """All notes kept in one string (a crawl keeps thousands of parsed
+        """The notes kept, in one string (a crawl keeps thousands of parsed
         files): the number not kept, then ``<line> <kind> <detail>`` per line;
         the body cut (``body_cut``) is always last."""
-        if not (self.kept or body_cut):
-            return None
-        records: list[tuple[int, int, str]] = []
-        for stage in sorted(self.stages):
-            records += sorted(self.stages[stage], key=_LINE)
-            if len(records) >= MAX_NOTES:
+        records: list[tuple[int, int, Detail]] = []
+        for stage in sorted({self.stage_of[kind] for kind, _, _ in self.found}):
+            room = MAX_NOTES - len(records)
+            if room <= 0:
                 break  # later stages cannot be kept
-        kept = records[:MAX_NOTES]
-        lines = [f"{line} {kind} {detail}" for line, kind, detail in kept]
+            found: list[tuple[int, int, Detail]] = []
+            for kind, lines, details in self.found:
+                if self.stage_of[kind] == stage:
+                    found += zip(lines[:room], repeat(kind), details or repeat(""))
+            records += sorted(found, key=_LINE)[:room]
+        texts = [f"{line} {kind} {_shown(detail)}" for line, kind, detail in records]
         if body_cut:
-            lines.append(f"0 {int(Note.BODY_CUT)} ")
-        if not lines:
+            texts.append(f"0 {int(Note.BODY_CUT)} ")
+        if not texts:
             return None
-        return "\n".join([str(self.dropped + self.kept - len(kept)), *lines])
+        noted = sum(len(lines) for _, lines, _ in self.found)
+        return "\n".join([str(noted - len(records)), *texts])
+
+
+#: A note's detail: text, or a key as read (shown stripped, see _shown).
+Detail = str | bytes
+
+
+def _shown(detail: Detail) -> str:
+    return detail if isinstance(detail, str) else decode_text(detail.strip())
 
 
 _LINE = itemgetter(0)
@@ -330,9 +324,10 @@ _HASH_BYTE = ord("#")
 class _Odd(NamedTuple):
     """The lines without a field's ``key:value``, by line number: junk (a
     line that starts with no key's letter), ignored lines, and the lines
-    accepted without a colon, with their keys as matched."""
+    accepted without a colon; each junk and colon-less line's key as read."""
 
     junk: list[int]
+    junk_heads: list[bytes]
     ignored: list[int]
     missing: list[int]
     heads: list[bytes]
@@ -358,7 +353,7 @@ def read_rfc9309(body: bytes) -> Reading:
     numbers: list[int] = []
     keys: list[Key] = []
     values: list[bytes] = []
-    odd = _Odd([], [], [], [])
+    odd = _Odd([], [], [], [], [])
     cache, initials = _KEY_CACHE, _KEY_INITIALS
     for number, line in enumerate(lines, 1):
         head, colon, value = line.partition(b":")
@@ -376,6 +371,7 @@ def read_rfc9309(body: bytes) -> Reading:
             odd.heads.append(head)
             if stripped[:1] not in initials:
                 odd.junk.append(number)
+                odd.junk_heads.append(head)
                 continue
         key = cache.get(head)
         if key is None:
@@ -383,26 +379,26 @@ def read_rfc9309(body: bytes) -> Reading:
             if first not in initials:
                 if first:  # an empty key (": x") is ignored without a note
                     odd.junk.append(number)
+                    odd.junk_heads.append(head)
                 continue
             key = classify_rfc9309(head)
         numbers.append(number)
         keys.append(key)
         values.append(value.strip())
-    _note_lines(lines, numbers, keys, odd, notes)
+    _note_lines(numbers, keys, odd, notes)
     return Reading(numbers, keys, values, notes, truncated)
 
 
-def _note_lines(
-    lines: list[bytes], numbers: list[int], keys: list[Key], odd: _Odd, notes: Notes
-) -> None:
-    """The notes of :func:`read_rfc9309`'s lines (only the kept ones with text)."""
+def _note_lines(numbers: list[int], keys: list[Key], odd: _Odd, notes: Notes) -> None:
+    """The notes of :func:`read_rfc9309`'s lines."""
     notes.add_many(odd.ignored, Note.IGNORED_LINE)
-    kept = odd.heads[: notes.room(Note.MISSING_COLON)]
-    notes.add_many(
-        odd.missing, Note.MISSING_COLON, [decode_text(h.strip()) for h in kept]
-    )
-    if odd.junk or any(map(_NOTE, keys)):
-        _note_keys(lines, numbers, keys, odd.junk, notes)
+    notes.add_many(odd.missing, Note.MISSING_COLON, odd.heads)
+    notes.add_many(odd.junk, Note.UNKNOWN_FIELD, odd.junk_heads)
+    if any(map(_NOTE, keys)):  # misspelt or unknown keys
+        for kind in (Note.MISSPELLING, Note.UNKNOWN_FIELD):
+            marks = [key.note is kind for key in keys]
+            written = [key.written for key in compress(keys, marks)]
+            notes.add_many(list(compress(numbers, marks)), kind, written)
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
@@ -416,31 +412,6 @@ def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
             lines[index] = lines[index][:MAX_LINE_BYTES]
             notes.add(index + 1, Note.LINE_CUT)
     return lines
-
-
-def _note_keys(
-    lines: list[bytes],
-    numbers: list[int],
-    keys: list[Key],
-    junk: list[int],
-    notes: Notes,
-) -> None:
-    """A note for each misspelt or unknown key, junk included (at ``junk``):
-    whole-list passes, as an HTML page served as robots.txt has thousands."""
-    for kind in (Note.MISSPELLING, Note.UNKNOWN_FIELD):
-        noted = list(compress(numbers, map(is_, map(_NOTE, keys), repeat(kind))))
-        if kind is Note.UNKNOWN_FIELD and junk:
-            noted = sorted(noted + junk) if noted else junk
-        kept = noted[: notes.room(kind)]  # only these notes keep their key's text
-        notes.add_many(noted, kind, [_written(lines[at - 1]) for at in kept])
-
-
-def _written(line: bytes) -> str:
-    """A line's key as written: before its colon, or its first word."""
-    head, colon, _ = line.partition(b":")
-    if not colon:
-        head = line.strip().split(b" ", 1)[0].split(b"\t", 1)[0]
-    return decode_text(head.strip())
 
 
 # -- 1994 -------------------------------------------------------------------
@@ -463,6 +434,9 @@ def read_1994(body: bytes) -> Reading:
     numbers: list[int] = []
     keys: list[Key] = []
     values: list[bytes] = []
+    no_colon: list[int] = []
+    unknown: list[int] = []
+    unknown_keys: list[bytes] = []
     for number, raw in enumerate(lines, 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
@@ -475,14 +449,16 @@ def read_1994(body: bytes) -> Reading:
             continue  # a comment-only line is not blank
         raw_key, colon, value = content.partition(b":")
         if not colon:
-            notes.add(number, Note.NO_COLON)
+            no_colon.append(number)
             continue
-        written = decode_text(raw_key.strip())
         field = _1994_FIELDS.get(raw_key.strip().lower(), Field.UNKNOWN)
         if field is Field.UNKNOWN:
-            notes.add(number, Note.UNKNOWN_FIELD, written)
+            unknown.append(number)
+            unknown_keys.append(raw_key)
             continue
         numbers.append(number)
-        keys.append(Key(field, written))
+        keys.append(Key(field, decode_text(raw_key.strip())))
         values.append(value.strip())
+    notes.add_many(no_colon, Note.NO_COLON)
+    notes.add_many(unknown, Note.UNKNOWN_FIELD, unknown_keys)
     return Reading(numbers, keys, values, notes, truncated)
