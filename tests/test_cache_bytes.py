@@ -73,15 +73,17 @@ def test_entries_are_evicted_once_the_total_passes_the_bound() -> None:
 
 def _entry_sized(origin: str, low: int, high: int) -> CacheEntry:
     """An entry of a parsed file whose counted size is in (low, high]: the
-    smallest rule count past ``low``, found by bisection (size grows with it)."""
-    fewest, most = 1, 30_000
+    smallest rule count past ``low``, found by bisection (size grows with it).
+    The seed is long: a body is cut at 500 KiB, and its entry must reach 40%
+    of the smallest bound however compactly a rule is stored."""
+    fewest, most, seed = 1, 30_000, 7_777_777
     while fewest < most:
         middle = (fewest + most) // 2
-        if entry_bytes(_entry(origin, _parsed(middle, 7))) > low:
+        if entry_bytes(_entry(origin, _parsed(middle, seed))) > low:
             most = middle
         else:
             fewest = middle + 1
-    entry = _entry(origin, _parsed(fewest, 7))
+    entry = _entry(origin, _parsed(fewest, seed))
     assert low < entry_bytes(entry) <= high, (fewest, entry_bytes(entry), low, high)
     return entry
 
