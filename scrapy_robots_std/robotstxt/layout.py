@@ -20,7 +20,7 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, chain, count
+from itertools import accumulate, count
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
@@ -259,12 +259,13 @@ class Groups(_Packed):
         if not text.isascii():  # invalid UTF-8 replaced (a "\n" ends a bad sequence)
             texts = [item.decode("utf-8", "replace").encode() for item in texts]
             text = b"".join(texts)
-        start = _COUNT.size + _GROUP.size * len(texts)
-        ends = list(accumulate(map(len, texts), initial=start))
-        stops = [*starts[1:], entries]  # ``ends`` has one more item: the last end
-        rows = zip(ends, ends[1:], starts, stops, has_rules, strict=False)
-        bounds = array("I", chain.from_iterable(rows))
-        made = bytes.__new__(cls, b"".join((_COUNT.pack(len(texts)), bounds, text)))
+        bounds = [len(texts)]  # the count, then each group's bounds
+        end = _COUNT.size + _GROUP.size * len(texts)
+        for group, item in enumerate(texts):
+            stop = starts[group + 1] if group + 1 < len(texts) else entries
+            bounds += (end, end + len(item), starts[group], stop, has_rules[group])
+            end += len(item)
+        made = bytes.__new__(cls, b"".join((array("I", bounds), text)))
         if len(made) > 64:  # most files: "*" and a few rules, one object each
             return made
         if len(_SHARED_GROUPS) >= 1024:

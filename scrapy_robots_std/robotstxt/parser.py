@@ -152,6 +152,7 @@ class Parsed:
 
 
 _CANONICAL_SPELLINGS = ("Disallow", "Allow")  # spelling numbers 0 and 1, as Field's
+_CANONICAL_NUMBERS = {written: at for at, written in enumerate(_CANONICAL_SPELLINGS)}
 _CANONICAL_KINDS = {
     written: rule_kind(at, at == Field.ALLOW)
     for at, written in enumerate(_CANONICAL_SPELLINGS)
@@ -176,7 +177,7 @@ class _Columns:
         self.lines: list[int] = []  # the rule columns: line, kind, value
         self.kinds: list[int] = []
         self.values: list[bytes] = []
-        self.spellings = dict(zip(_CANONICAL_SPELLINGS, count()))
+        self.spellings = dict(_CANONICAL_NUMBERS)
         self.extras: dict[int, Extras] = {}  # groups with a usable value
         self.sitemaps: list[str] = []
         self.values_outside: list[tuple[int, str]] = []
