@@ -122,44 +122,43 @@ def _match_order(
     """The chain's nodes, sorted by prefix: each one's prefix, best candidate,
     position in ``found`` (a plain pattern's, or its run's best) and run (the
     positions of its wildcard patterns, best first; none for a plain one)."""
-    joined = b"\n".join(found)
     chain: list[tuple[bytes, int, int, Sequence[int]]]
-    if not rfc9309 or (joined.find(b"*") < 0 and joined.find(b"$") < 0):
-        # 1994 has no special characters: every pattern is a plain one.
-        chain = list(zip(found, candidates, range(len(found)), repeat(())))
-    else:
-        chain = _with_runs(found, candidates, joined)
+    chain = list(zip(found, candidates, range(len(found)), repeat(())))
+    joined = b"\n".join(found)
+    # 1994 has no special characters: every pattern is a plain one.
+    if rfc9309 and (joined.find(b"*") >= 0 or joined.find(b"$") >= 0):
+        chain = _with_runs(chain, candidates, joined)
     chain.sort(key=itemgetter(0))
     prefixes, heads, nodes, runs = zip(*chain, strict=True)
     return prefixes, heads, nodes, runs
 
 
 def _with_runs(
-    found: list[bytes], candidates: list[int], joined: bytes
+    chain: Sequence[tuple[bytes, int, int, Sequence[int]]],
+    candidates: list[int],
+    joined: bytes,
 ) -> list[tuple[bytes, int, int, Sequence[int]]]:
     """The nodes of a file with wildcard patterns (``joined``: its patterns,
-    one per line): a plain pattern each, and a run of every wildcard pattern
-    with the same literal prefix."""
+    one per line; ``chain``: a plain node each): a plain pattern each, and a
+    run of every wildcard pattern with the same literal prefix."""
     # Each pattern's "*" and "$", picked out in C: most patterns have none.
     marks = joined.translate(None, _UNMARKED).split(b"\n")
-    special = list(compress(range(len(found)), marks))
-    plain = sorted(set(range(len(found))).difference(special))
-    chain: list[tuple[bytes, int, int, Sequence[int]]]
-    chain = [(found[at], candidates[at], at, ()) for at in plain]
     runs: dict[bytes, list[int]] = {}
-    for at in special:
-        pattern = found[at]
+    nodes: list[tuple[bytes, int, int, Sequence[int]] | None] = list(chain)
+    for at in compress(range(len(marks)), marks):
+        pattern = chain[at][0]
         literal = _patterns.literal_prefix(pattern)
         # A path starts with "/" (RFC 9309 2.2.2): "*.pdf" joins the run of "/*.pdf".
         prefix = literal or b"/"
-        if len(literal) + pattern.count(b"*") == len(pattern):
-            chain.append((prefix, candidates[at], at, ()))  # "/a/*" is "/a/"
+        if pattern.rstrip(b"*") == literal:  # "/a/*" is the plain "/a/"
+            nodes[at] = (prefix, candidates[at], at, ())
         else:
+            nodes[at] = None
             runs.setdefault(prefix, []).append(at)
     for prefix, run in runs.items():
         run.sort(key=candidates.__getitem__, reverse=True)
-        chain.append((prefix, candidates[run[0]], run[0], run))
-    return chain
+        nodes.append((prefix, candidates[run[0]], run[0], run))
+    return list(filter(None, nodes))
 
 
 def _needle(pattern: bytes, pieces: int = 16) -> bytes:
