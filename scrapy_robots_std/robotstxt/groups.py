@@ -33,8 +33,9 @@ def agent_name_1994(agent: str) -> str | None:
 
 
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")
-#: A line that is ``*``, alone or followed by whitespace.
-_STAR = re.compile(rb"(?m)^\*(?:[ \t\n\r\x0b\x0c]|$)").search
+#: A line that is ``*``, alone or followed by whitespace (or the NUL that
+#: ends a group's lines in :func:`select`: the reader ends a value at a NUL).
+_STARS = re.compile(rb"(?m)^\*(?:[ \t\n\r\x0b\x0c\x00]|$)").finditer
 
 
 def _names(text: bytes, name: bytes) -> bool:
@@ -56,11 +57,14 @@ def select(groups: Sequence[bytes], name: str, standard: str) -> tuple[int, ...]
     :func:`tokens.check_token`).  ``groups``: each group's user-agent values, one
     per line, UTF-8; in 1994 a record without rule lines names nobody: give it
     none.  rfc9309 searches each group's text, not each agent (a group may have
-    thousands)."""
+    thousands), first in one text, every group's lines each ended by a NUL: most
+    files name no crawler but ``*``, and some have hundreds of groups."""
     if standard == RFC9309:
-        wanted = name.lower().encode()
-        found = tuple(at for at, text in enumerate(groups) if _names(text, wanted))
-        return found or tuple(at for at, text in enumerate(groups) if _STAR(text))
+        wanted, joined = name.lower().encode(), b"\x00\n".join(groups)
+        if _names(joined, wanted):
+            return tuple(at for at, text in enumerate(groups) if _names(text, wanted))
+        stars = (joined.count(0, 0, star.start()) for star in _STARS(joined))
+        return tuple(dict.fromkeys(stars))  # a group's number once, in order
     agents = [text.decode().split("\n") if text else [] for text in groups]
     for number, values in enumerate(agents):
         if any(found and found in name for found in map(agent_name_1994, values)):

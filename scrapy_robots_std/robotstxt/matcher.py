@@ -309,11 +309,11 @@ class Ring:
     def hold(self, owner: RobotsTxt, matcher: Matcher) -> None:
         with self._lock:
             ref = weakref.ref(owner, self._forget)
-            self._forget(ref)  # the owner's earlier matcher, if counted
+            earlier = self._held.pop(ref, None)  # the owner's earlier matcher
             self._held[ref] = (id(matcher), matcher.size)
-            self.total += matcher.size
+            self.total += matcher.size - (earlier[1] if earlier else 0)
             while self.total > self.max_bytes and len(self._held) > 1:
-                oldest, (ident, size) = self._held.popitem(last=False)
+                oldest, (ident, size) = self._held.popitem(False)  # the oldest
                 self.total -= size
                 found = oldest()
                 if found is not None:
