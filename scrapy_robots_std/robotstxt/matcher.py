@@ -93,9 +93,8 @@ def compile_rules(
     candidates = rules.candidates(entries, found)
     prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
     wild = list(_chain.from_iterable(runs))
-    links = _links(prefixes)
-    link_at = () if links is None else array("i", links)
-    run_at = array("i", list(accumulate(map(len, runs), initial=0))) if wild else ()
+    link_at = _links(prefixes)
+    run_at = array("i", [0, *accumulate(map(len, runs))]) if wild else ()
     run_patterns = tuple([found[at] for at in wild])
     # Its bytes objects, slots and ints (measured with tracemalloc): each
     # pattern, node, and wildcard's needle and run prefix (together at most as
@@ -166,6 +165,8 @@ def _needle(pattern: bytes, pieces: int = 16) -> bytes:
     literal prefix and its last piece: a path it matches holds it.  (A compact
     matcher takes it at every test, of 2 pieces; 16 bound a hot one's compile.)"""
     parts = pattern.removesuffix(b"$").split(b"*", pieces)
+    if len(parts) == 2:  # one "*" (most): no list to build, no key to call
+        return parts[1]
     return max([*parts[1:-1], parts[-1].rpartition(b"*")[2]], key=len)
 
 
@@ -211,20 +212,20 @@ class _View(Generic[_T_co]):
         return self.read(self.rules, self.order[at])
 
 
-def _links(prefixes: Sequence[bytes]) -> list[int] | None:
+def _links(prefixes: Sequence[bytes]) -> array[int] | tuple[()]:
     """For each sorted prefix, the nearest one before it that starts it (equal
     ones included; it is on the chain of links of the prefix just before), or
-    -1; None when no prefix starts its neighbour (no links)."""
+    -1; none when no prefix starts its neighbour (no links)."""
     follows = list(map(bytes.startswith, prefixes[1:], prefixes))
     if not any(follows):
-        return None
+        return ()
     links = list(range(-1, len(prefixes) - 1))  # the one before, at first
     for index in compress(range(1, len(prefixes)), map(not_, follows)):
         prefix, link = prefixes[index], links[index - 1]
         while link >= 0 and not prefix.startswith(prefixes[link]):
             link = links[link]
         links[index] = link
-    return links
+    return array("i", links)
 
 
 def best_match(matcher: Matcher, path: bytes) -> int:
