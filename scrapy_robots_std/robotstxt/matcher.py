@@ -84,12 +84,10 @@ def compile_rules(
     rules: Rules, groups: tuple[int, ...], spans: Iterable[range]
 ) -> Matcher:
     """Compile the entries of ``spans`` (the token's groups' runs) of ``rules``."""
-    spans = list(spans)
     entries = list(_chain.from_iterable(spans))
     if not entries:
         return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
-    every = rules.patterns()
-    found = list(_chain.from_iterable(every[span.start : span.stop] for span in spans))
+    found = list(map(rules.patterns().__getitem__, entries))
     candidates = rules.candidates(entries, found)
     prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
     wild = list(_chain.from_iterable(runs))
