@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy_robots_std.robotstxt.reader import RFC9309
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
 # The whitespace bytes.isspace() and bytes.strip() know, as text.
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
@@ -33,34 +33,36 @@ def agent_name_1994(agent: str) -> str | None:
 
 
 _NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_-")
-#: A line that is ``*``, alone or followed by whitespace.
-_STAR = re.compile(rb"(?m)^\*(?:[ \t\n\r\x0b\x0c]|$)").search
+#: A line that is ``*``, alone or followed by whitespace (or the NUL that
+#: ends a group's lines in :func:`select`: the reader ends a value at a NUL).
+_STARS = re.compile(rb"(?m)^\*(?:[ \t\n\r\x0b\x0c\x00]|$)").finditer
 
 
-def _names(text: bytes, name: bytes) -> bool:
-    """Whether a line of ``text`` has the rfc9309 agent name ``name`` (lower-case;
-    :func:`agent_name_rfc9309`).  ``bytes.lower`` changes ASCII letters only."""
+def _named(text: bytes, name: bytes) -> Iterator[int]:
+    """Where each line of ``text`` that has the rfc9309 agent name ``name`` (lower-
+    case; :func:`agent_name_rfc9309`) starts.  ``bytes.lower`` changes ASCII only."""
     lines = b"\n" + text.lower()
     needle = b"\n" + name
     at = lines.find(needle)
     while at >= 0:
         end = at + len(needle)
         if end == len(lines) or lines[end] not in _NAME_BYTES:
-            return True
+            yield at
         at = lines.find(needle, end)
-    return False
 
 
 def select(groups: Sequence[bytes], name: str, standard: str) -> tuple[int, ...]:
     """The numbers of the groups that apply to ``name`` (a token checked by
     :func:`tokens.check_token`).  ``groups``: each group's user-agent values, one
     per line, UTF-8; in 1994 a record without rule lines names nobody: give it
-    none.  rfc9309 searches each group's text, not each agent (a group may have
-    thousands)."""
+    none.  rfc9309 searches one text, every group's lines each ended by a NUL, not
+    each group's (a file may have hundreds) nor each agent (a group may have
+    thousands): a line's group is the number of NULs before it."""
     if standard == RFC9309:
-        wanted = name.lower().encode()
-        found = tuple(at for at, text in enumerate(groups) if _names(text, wanted))
-        return found or tuple(at for at, text in enumerate(groups) if _STAR(text))
+        wanted, joined = name.lower().encode(), b"\x00\n".join(groups)
+        named = (joined.count(0, 0, at) for at in _named(joined, wanted))
+        stars = (joined.count(0, 0, star.start()) for star in _STARS(joined))
+        return tuple(dict.fromkeys(named)) or tuple(dict.fromkeys(stars))
     agents = [text.decode().split("\n") if text else [] for text in groups]
     for number, values in enumerate(agents):
         if any(found and found in name for found in map(agent_name_1994, values)):

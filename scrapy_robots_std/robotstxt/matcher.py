@@ -84,18 +84,15 @@ def compile_rules(
     rules: Rules, groups: tuple[int, ...], spans: Iterable[range]
 ) -> Matcher:
     """Compile the entries of ``spans`` (the token's groups' runs) of ``rules``."""
-    spans = list(spans)
     entries = list(_chain.from_iterable(spans))
     if not entries:
         return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
-    every = rules.patterns()
-    found = list(_chain.from_iterable(every[span.start : span.stop] for span in spans))
+    found = list(map(rules.patterns().__getitem__, entries))
     candidates = rules.candidates(entries, found)
     prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
     wild = list(_chain.from_iterable(runs))
-    links = _links(prefixes)
-    link_at = () if links is None else array("i", links)
-    run_at = array("i", list(accumulate(map(len, runs), initial=0))) if wild else ()
+    link_at = _links(prefixes)
+    run_at = array("i", [0, *accumulate(map(len, runs))]) if wild else ()
     run_patterns = tuple([found[at] for at in wild])
     # Its bytes objects, slots and ints (measured with tracemalloc): each
     # pattern, node, and wildcard's needle and run prefix (together at most as
@@ -122,44 +119,43 @@ def _match_order(
     """The chain's nodes, sorted by prefix: each one's prefix, best candidate,
     position in ``found`` (a plain pattern's, or its run's best) and run (the
     positions of its wildcard patterns, best first; none for a plain one)."""
-    joined = b"\n".join(found)
     chain: list[tuple[bytes, int, int, Sequence[int]]]
-    if not rfc9309 or (joined.find(b"*") < 0 and joined.find(b"$") < 0):
-        # 1994 has no special characters: every pattern is a plain one.
-        chain = list(zip(found, candidates, range(len(found)), repeat(())))
-    else:
-        chain = _with_runs(found, candidates, joined)
+    chain = list(zip(found, candidates, range(len(found)), repeat(())))
+    joined = b"\n".join(found)
+    # 1994 has no special characters: every pattern is a plain one.
+    if rfc9309 and (joined.find(b"*") >= 0 or joined.find(b"$") >= 0):
+        chain = _with_runs(chain, candidates, joined)
     chain.sort(key=itemgetter(0))
     prefixes, heads, nodes, runs = zip(*chain, strict=True)
     return prefixes, heads, nodes, runs
 
 
 def _with_runs(
-    found: list[bytes], candidates: list[int], joined: bytes
+    chain: Sequence[tuple[bytes, int, int, Sequence[int]]],
+    candidates: list[int],
+    joined: bytes,
 ) -> list[tuple[bytes, int, int, Sequence[int]]]:
     """The nodes of a file with wildcard patterns (``joined``: its patterns,
-    one per line): a plain pattern each, and a run of every wildcard pattern
-    with the same literal prefix."""
+    one per line; ``chain``: a plain node each): a plain pattern each, and a
+    run of every wildcard pattern with the same literal prefix."""
     # Each pattern's "*" and "$", picked out in C: most patterns have none.
     marks = joined.translate(None, _UNMARKED).split(b"\n")
-    special = list(compress(range(len(found)), marks))
-    plain = sorted(set(range(len(found))).difference(special))
-    chain: list[tuple[bytes, int, int, Sequence[int]]]
-    chain = [(found[at], candidates[at], at, ()) for at in plain]
     runs: dict[bytes, list[int]] = {}
-    for at in special:
-        pattern = found[at]
+    nodes: list[tuple[bytes, int, int, Sequence[int]] | None] = list(chain)
+    for at in compress(range(len(marks)), marks):
+        pattern = chain[at][0]
         literal = _patterns.literal_prefix(pattern)
         # A path starts with "/" (RFC 9309 2.2.2): "*.pdf" joins the run of "/*.pdf".
         prefix = literal or b"/"
-        if len(literal) + pattern.count(b"*") == len(pattern):
-            chain.append((prefix, candidates[at], at, ()))  # "/a/*" is "/a/"
+        if pattern.rstrip(b"*") == literal:  # "/a/*" is the plain "/a/"
+            nodes[at] = (prefix, candidates[at], at, ())
         else:
+            nodes[at] = None
             runs.setdefault(prefix, []).append(at)
     for prefix, run in runs.items():
         run.sort(key=candidates.__getitem__, reverse=True)
-        chain.append((prefix, candidates[run[0]], run[0], run))
-    return chain
+        nodes.append((prefix, candidates[run[0]], run[0], run))
+    return list(filter(None, nodes))
 
 
 def _needle(pattern: bytes, pieces: int = 16) -> bytes:
@@ -167,6 +163,8 @@ def _needle(pattern: bytes, pieces: int = 16) -> bytes:
     literal prefix and its last piece: a path it matches holds it.  (A compact
     matcher takes it at every test, of 2 pieces; 16 bound a hot one's compile.)"""
     parts = pattern.removesuffix(b"$").split(b"*", pieces)
+    if len(parts) == 2:  # one "*" (most): no list to build, no key to call
+        return parts[1]
     return max([*parts[1:-1], parts[-1].rpartition(b"*")[2]], key=len)
 
 
@@ -212,20 +210,20 @@ class _View(Generic[_T_co]):
         return self.read(self.rules, self.order[at])
 
 
-def _links(prefixes: Sequence[bytes]) -> list[int] | None:
+def _links(prefixes: Sequence[bytes]) -> array[int] | tuple[()]:
     """For each sorted prefix, the nearest one before it that starts it (equal
     ones included; it is on the chain of links of the prefix just before), or
-    -1; None when no prefix starts its neighbour (no links)."""
+    -1; none when no prefix starts its neighbour (no links)."""
     follows = list(map(bytes.startswith, prefixes[1:], prefixes))
     if not any(follows):
-        return None
+        return ()
     links = list(range(-1, len(prefixes) - 1))  # the one before, at first
     for index in compress(range(1, len(prefixes)), map(not_, follows)):
         prefix, link = prefixes[index], links[index - 1]
         while link >= 0 and not prefix.startswith(prefixes[link]):
             link = links[link]
         links[index] = link
-    return links
+    return array("i", links)
 
 
 def best_match(matcher: Matcher, path: bytes) -> int:
@@ -310,11 +308,11 @@ class Ring:
     def hold(self, owner: RobotsTxt, matcher: Matcher) -> None:
         with self._lock:
             ref = weakref.ref(owner, self._forget)
-            self._forget(ref)  # the owner's earlier matcher, if counted
+            earlier = self._held.pop(ref, None)  # the owner's earlier matcher
             self._held[ref] = (id(matcher), matcher.size)
-            self.total += matcher.size
+            self.total += matcher.size - (earlier[1] if earlier else 0)
             while self.total > self.max_bytes and len(self._held) > 1:
-                oldest, (ident, size) = self._held.popitem(last=False)
+                oldest, (ident, size) = self._held.popitem(False)  # the oldest
                 self.total -= size
                 found = oldest()
                 if found is not None:

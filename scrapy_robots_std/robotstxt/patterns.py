@@ -30,7 +30,7 @@ def split_url(url: object) -> str:
     """
     match = _HTTP_URL_RE.match(url) if isinstance(url, str) else None
     if match is not None:
-        path = match.group(1)
+        path: str = match[1]  # not match.group(1): no method call (~15% of a split)
         return path if path[:1] == "/" else "/" + path
     if not isinstance(url, str):
         raise ValueError(f"URL must be a str, not {type(url).__name__}")  # noqa: TRY004
@@ -136,7 +136,7 @@ def path_rfc9309(path: str) -> bytes:
 
 
 def _changed(escape: re.Match[str]) -> str:
-    return _RFC9309_CHANGED[escape.group()]
+    return _RFC9309_CHANGED[escape[0]]
 
 
 def normalize_1994(value: bytes) -> bytes:
