@@ -147,8 +147,7 @@ class Rules(_Packed):
         return bytes.__new__(Rules, inflated)
 
     def _tail(self) -> tuple[int, int, int, int, int]:  # see _RULES_TAIL
-        tail = _RULES_TAIL.unpack_from(self, len(self) - _RULES_TAIL.size)
-        return cast("tuple[int, int, int, int, int]", tail)
+        return _RULES_TAIL.unpack_from(self, len(self) - _RULES_TAIL.size)
 
     @property
     def rfc9309(self) -> bool:
