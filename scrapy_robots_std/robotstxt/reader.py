@@ -131,12 +131,21 @@ class Notes:
         if lines:
             self.found.append((int(kind), lines, details))
 
+    def collect(self, kind: Note) -> tuple[list[int], list[Detail]]:
+        """Two lists for a reader to fill with notes of ``kind``, in line order:
+        their lines, and a detail each (or none at all)."""
+        lines: list[int] = []
+        details: list[Detail] = []
+        self.found.append((int(kind), lines, details))
+        return lines, details
+
     def text(self, body_cut: bool) -> str | None:
         """The notes kept, in one string (a crawl keeps thousands of parsed
         files): the number not kept, then ``<line> <kind> <detail>`` per line;
         the body cut (``body_cut``) is always last."""
         records: list[tuple[int, int, Detail]] = []
-        for stage in sorted({self.stage_of[kind] for kind, _, _ in self.found}):
+        stages = {self.stage_of[kind] for kind, lines, _ in self.found if lines}
+        for stage in sorted(stages):
             room = MAX_NOTES - len(records)
             if room <= 0:
                 break  # later stages cannot be kept
@@ -321,18 +330,6 @@ _NOTE = itemgetter(2)
 _HASH_BYTE = ord("#")
 
 
-class _Odd(NamedTuple):
-    """The lines without a field's ``key:value``, by line number: junk (a
-    line that starts with no key's letter), ignored lines, and the lines
-    accepted without a colon; each junk and colon-less line's key as read."""
-
-    junk: list[int]
-    junk_heads: list[bytes]
-    ignored: list[int]
-    missing: list[int]
-    heads: list[bytes]
-
-
 def read_rfc9309(body: bytes) -> Reading:
     """Every line with a field's key, as the reference reads it, and a note
     for each other line that says something.
@@ -353,7 +350,9 @@ def read_rfc9309(body: bytes) -> Reading:
     numbers: list[int] = []
     keys: list[Key] = []
     values: list[bytes] = []
-    odd = _Odd([], [], [], [], [])
+    ignored, _ = notes.collect(Note.IGNORED_LINE)
+    missing, heads = notes.collect(Note.MISSING_COLON)
+    junk, junk_heads = notes.collect(Note.UNKNOWN_FIELD)  # no key's first letter
     cache, initials = _KEY_CACHE, _KEY_INITIALS
     for number, line in enumerate(lines, 1):
         head, colon, value = line.partition(b":")
@@ -364,37 +363,34 @@ def read_rfc9309(body: bytes) -> Reading:
             blanks = 32 in stripped or 9 in stripped  # no regex over one long word
             match = _NO_COLON_RE.fullmatch(stripped) if blanks else None
             if match is None:
-                odd.ignored.append(number)
+                ignored.append(number)
                 continue
             head, value = match.groups()
-            odd.missing.append(number)
-            odd.heads.append(head)
+            missing.append(number)
+            heads.append(head)
             if stripped[:1] not in initials:
-                odd.junk.append(number)
-                odd.junk_heads.append(head)
+                junk.append(number)
+                junk_heads.append(head)
                 continue
         key = cache.get(head)
         if key is None:
             first = head.lstrip()[:1]
             if first not in initials:
                 if first:  # an empty key (": x") is ignored without a note
-                    odd.junk.append(number)
-                    odd.junk_heads.append(head)
+                    junk.append(number)
+                    junk_heads.append(head)
                 continue
             key = classify_rfc9309(head)
         numbers.append(number)
         keys.append(key)
         values.append(value.strip())
-    _note_lines(numbers, keys, odd, notes)
+    _note_keys(numbers, keys, notes)
     return Reading(numbers, keys, values, notes, truncated)
 
 
-def _note_lines(numbers: list[int], keys: list[Key], odd: _Odd, notes: Notes) -> None:
-    """The notes of :func:`read_rfc9309`'s lines."""
-    notes.add_many(odd.ignored, Note.IGNORED_LINE)
-    notes.add_many(odd.missing, Note.MISSING_COLON, odd.heads)
-    notes.add_many(odd.junk, Note.UNKNOWN_FIELD, odd.junk_heads)
-    if any(map(_NOTE, keys)):  # misspelt or unknown keys
+def _note_keys(numbers: list[int], keys: list[Key], notes: Notes) -> None:
+    """A note for each misspelt or unknown key."""
+    if any(map(_NOTE, keys)):
         for kind in (Note.MISSPELLING, Note.UNKNOWN_FIELD):
             marks = [key.note is kind for key in keys]
             written = [key.written for key in compress(keys, marks)]
@@ -434,9 +430,8 @@ def read_1994(body: bytes) -> Reading:
     numbers: list[int] = []
     keys: list[Key] = []
     values: list[bytes] = []
-    no_colon: list[int] = []
-    unknown: list[int] = []
-    unknown_keys: list[bytes] = []
+    no_colon, _ = notes.collect(Note.NO_COLON)
+    unknown, unknown_keys = notes.collect(Note.UNKNOWN_FIELD)
     for number, raw in enumerate(lines, 1):
         content = raw.split(b"\x00", 1)[0]
         if not content.strip():
@@ -459,6 +454,4 @@ def read_1994(body: bytes) -> Reading:
         numbers.append(number)
         keys.append(Key(field, decode_text(raw_key.strip())))
         values.append(value.strip())
-    notes.add_many(no_colon, Note.NO_COLON)
-    notes.add_many(unknown, Note.UNKNOWN_FIELD, unknown_keys)
     return Reading(numbers, keys, values, notes, truncated)
