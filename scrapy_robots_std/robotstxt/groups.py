@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from scrapy_robots_std.robotstxt.reader import RFC9309
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
 # The whitespace bytes.isspace() and bytes.strip() know, as text.
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
@@ -51,6 +51,19 @@ def _named(text: bytes, name: bytes) -> Iterator[int]:
         at = lines.find(needle, end)
 
 
+def _groups_of(joined: bytes, places: Iterable[int]) -> tuple[int, ...]:
+    """The groups of ``places`` (ascending) in :func:`select`'s text, each once:
+    a place's group is the number of NULs before it, counted from the last place
+    (counting from the start each time would be quadratic in a file's groups)."""
+    found: dict[int, None] = {}
+    group = last = 0
+    for at in places:
+        group += joined.count(0, last, at)
+        found[group] = None
+        last = at
+    return tuple(found)
+
+
 def select(groups: Sequence[bytes], name: str, standard: str) -> tuple[int, ...]:
     """The numbers of the groups that apply to ``name`` (a token checked by
     :func:`tokens.check_token`).  ``groups``: each group's user-agent values, one
@@ -60,9 +73,8 @@ def select(groups: Sequence[bytes], name: str, standard: str) -> tuple[int, ...]
     thousands): a line's group is the number of NULs before it."""
     if standard == RFC9309:
         wanted, joined = name.lower().encode(), b"\x00\n".join(groups)
-        named = (joined.count(0, 0, at) for at in _named(joined, wanted))
-        stars = (joined.count(0, 0, star.start()) for star in _STARS(joined))
-        return tuple(dict.fromkeys(named)) or tuple(dict.fromkeys(stars))
+        named = _groups_of(joined, _named(joined, wanted))
+        return named or _groups_of(joined, (star.start() for star in _STARS(joined)))
     agents = [text.decode().split("\n") if text else [] for text in groups]
     for number, values in enumerate(agents):
         if any(found and found in name for found in map(agent_name_1994, values)):
