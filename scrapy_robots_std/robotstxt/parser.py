@@ -155,7 +155,7 @@ _CANONICAL_SPELLINGS = ("Disallow", "Allow")  # spelling numbers 0 and 1, as Fie
 _CANONICAL_NUMBERS = {written: at for at, written in enumerate(_CANONICAL_SPELLINGS)}
 _CANONICAL_KINDS = {
     written: rule_kind(at, at == Field.ALLOW)
-    for at, written in enumerate(_CANONICAL_SPELLINGS)
+    for written, at in _CANONICAL_NUMBERS.items()
 }
 
 

@@ -294,10 +294,8 @@ _KEY_CACHE_LIMIT = 4096
 
 def classify_rfc9309(raw_key: bytes) -> Key:
     """The reference's Key::Parse: prefix tests in its order, accepted typos.
-    ``raw_key`` starts (after blanks) with one of :data:`_KEY_INITIALS`."""
-    found = _KEY_CACHE.get(raw_key)
-    if found is not None:
-        return found
+    ``raw_key`` starts (after blanks) with one of :data:`_KEY_INITIALS`; the
+    reader looked it up in :data:`_KEY_CACHE` first."""
     key = raw_key.strip()
     found = Key(Field.UNKNOWN, decode_text(key), Note.UNKNOWN_FIELD)
     lower = key.lower()
@@ -446,12 +444,13 @@ def read_1994(body: bytes) -> Reading:
         if not colon:
             no_colon.append(number)
             continue
-        field = _1994_FIELDS.get(raw_key.strip().lower(), Field.UNKNOWN)
+        raw_key = raw_key.strip()
+        field = _1994_FIELDS.get(raw_key.lower(), Field.UNKNOWN)
         if field is Field.UNKNOWN:
             unknown.append(number)
             unknown_keys.append(raw_key)
             continue
         numbers.append(number)
-        keys.append(Key(field, decode_text(raw_key.strip())))
+        keys.append(Key(field, decode_text(raw_key)))
         values.append(value.strip())
     return Reading(numbers, keys, values, notes, truncated)
