@@ -152,10 +152,9 @@ class Parsed:
 
 
 _CANONICAL_SPELLINGS = ("Disallow", "Allow")  # spelling numbers 0 and 1, as Field's
-_CANONICAL_NUMBERS = {written: at for at, written in enumerate(_CANONICAL_SPELLINGS)}
 _CANONICAL_KINDS = {
     written: rule_kind(at, at == Field.ALLOW)
-    for written, at in _CANONICAL_NUMBERS.items()
+    for at, written in enumerate(_CANONICAL_SPELLINGS)
 }
 
 
@@ -177,21 +176,22 @@ class _Columns:
         self.lines: list[int] = []  # the rule columns: line, kind, value
         self.kinds: list[int] = []
         self.values: list[bytes] = []
-        self.spellings = dict(_CANONICAL_NUMBERS)
+        self.kind_of = dict(_CANONICAL_KINDS)  # each rule key spelling's kind
+        self.spellings = list(_CANONICAL_SPELLINGS)
         self.extras: dict[int, Extras] = {}  # groups with a usable value
         self.sitemaps: list[str] = []
         self.values_outside: list[tuple[int, str]] = []
         self.usage = False
 
     def kind(self, key: Key) -> int:
-        """A rule key's kind: its spelling in this file, allow or not."""
-        spelling = self.spellings.get(key.written)
-        if spelling is None:
-            if len(self.spellings) < MAX_SPELLINGS:
-                spelling = self.spellings[key.written] = len(self.spellings)
-            else:
-                spelling = int(key.field)  # reported in its canonical form
-        return rule_kind(spelling, key.field is Field.ALLOW)
+        """A new rule key spelling's kind: its number in this file, allow or not."""
+        spelling = len(self.spellings)
+        if spelling < MAX_SPELLINGS:
+            self.spellings.append(key.written)
+        else:
+            spelling = int(key.field)  # reported in its canonical form
+        kind = self.kind_of[key.written] = rule_kind(spelling, key.field is _ALLOW)
+        return kind
 
     def other(
         self, group: int, line: int, key: Key, value: bytes, notes: Notes
@@ -221,9 +221,6 @@ class _Columns:
             self.extras[group] = (found, rate)
 
 
-_OTHER_FIELDS = _USAGE_FIELDS | {Field.SITEMAP, Field.CRAWL_DELAY, Field.REQUEST_RATE}
-
-
 def _build(standard: str, reading: Reading) -> Parsed:
     """Events -> groups, line by line, for both standards.
 
@@ -232,7 +229,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
     (the rfc9309 reader emits none).  Rule lines outside a group are ignored.
     """
     found, notes = _Columns(), reading.notes
-    kinds = dict(_CANONICAL_KINDS)  # each rule key spelling's kind
+    kind_of = found.kind_of
     is_open = rules_seen = False
     events = zip(reading.numbers, reading.keys, reading.values, strict=True)
     for line, key, value in events:
@@ -244,9 +241,9 @@ def _build(standard: str, reading: Reading) -> Parsed:
             if not rules_seen:
                 rules_seen = found.has_rules[-1] = True
             if value:  # an empty pattern never decides
-                kind = kinds.get(key.written)
+                kind = kind_of.get(key.written)
                 if kind is None:
-                    kind = kinds[key.written] = found.kind(key)
+                    kind = found.kind(key)
                 found.lines.append(line)
                 found.kinds.append(kind)
                 found.values.append(value)
@@ -259,7 +256,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
             found.agents[-1].append(value)
         elif field is _BLANK:
             is_open = False
-        elif field in _OTHER_FIELDS:
+        else:  # the reader emits no unknown field
             found.other(len(found.agents) - 1, line, key, value, notes)
     return _assemble(standard, reading, found)
 
@@ -299,11 +296,9 @@ def _rules(
         order, patterns, starts = _index_directories(patterns, kinds, starts)
         lines, kinds = [lines[at] for at in order], [kinds[at] for at in order]
         values = [values[at] for at in order]
-    written: dict[int, bytes] = {}
-    if patterns is not values:  # normalising returns a value it keeps as is
-        for at in compress(count(), map(is_not, values, patterns)):
-            if values[at] != patterns[at]:
-                written[at] = values[at]
+    # Normalising returns a value it keeps as is (the same object).
+    changed = compress(count(), map(is_not, values, patterns))
+    written = {at: values[at] for at in changed if values[at] != patterns[at]}
     rules = Rules(patterns, lines, kinds, written, rfc9309, spellings)
     return rules, starts, len(patterns)
 

@@ -124,13 +124,6 @@ class Notes:
     def add(self, line: int, kind: Note, detail: Detail = "") -> None:
         self.found.append((int(kind), [line], [detail]))  # an int formats fast
 
-    def add_many(
-        self, lines: list[int], kind: Note, details: Sequence[Detail] | None = None
-    ) -> None:
-        """Notes of one kind, in line order: a detail each, or none."""
-        if lines:
-            self.found.append((int(kind), lines, details))
-
     def collect(self, kind: Note) -> tuple[list[int], list[Detail]]:
         """Two lists for a reader to fill with notes of ``kind``, in line order:
         their lines, and a detail each (or none at all)."""
@@ -221,6 +214,7 @@ class Reading(NamedTuple):
 # -- the body ---------------------------------------------------------------
 
 _UTF8_BOM = b"\xef\xbb\xbf"
+_LINE_END_RE = re.compile(rb"[\r\n]")
 
 
 def body_end(body: bytes) -> int:
@@ -228,23 +222,17 @@ def body_end(body: bytes) -> int:
     :data:`MAX_BODY_BYTES`, completing the line that crosses it when its end
     comes within :data:`LINE_COMPLETION_BYTES`; otherwise that partial line is
     dropped (half a rule can mean something very different from the whole)."""
-    size = len(body)
-    limit = MAX_BODY_BYTES
+    size, limit = len(body), MAX_BODY_BYTES
     if size <= limit:
         return size
-    if body[limit - 1] in b"\r\n":
-        end = limit
+    found = _LINE_END_RE.search(body, limit - 1, limit + LINE_COMPLETION_BYTES - 1)
+    if found is not None:
+        end = found.end()
+    elif size <= limit + LINE_COMPLETION_BYTES - 1:
+        return size  # the last line ends with the body
     else:
-        window = body[limit : limit + LINE_COMPLETION_BYTES - 1]
-        ends = [at for at in (window.find(b"\n"), window.find(b"\r")) if at >= 0]
-        if ends:
-            end = limit + min(ends) + 1
-        elif size <= limit + LINE_COMPLETION_BYTES - 1:
-            return size  # the last line ends with the body
-        else:
-            head = body[:limit]
-            end = max(head.rfind(b"\n"), head.rfind(b"\r")) + 1
-    if end and body[end - 1] == 0x0D and body[end : end + 1] == b"\n":
+        end = max(body.rfind(b"\n", 0, limit), body.rfind(b"\r", 0, limit)) + 1
+    if end and body[end - 1 : end + 1] == b"\r\n":
         end += 1  # the LF of a CRLF
     return end
 
@@ -287,6 +275,8 @@ _WHOLE_NAMES = {
     b"content-usage": Field.CONTENT_USAGE,
     b"content-signal": Field.CONTENT_SIGNAL,
 }
+_UNKNOWN = Field.UNKNOWN
+_JUNK = Key(_UNKNOWN, "", Note.UNKNOWN_FIELD)  # its line's key, as read, is its note
 # Keys as classified, shared by every parse; bounded so junk cannot grow it.
 _KEY_CACHE: dict[bytes, Key] = {}
 _KEY_CACHE_LIMIT = 4096
@@ -297,15 +287,14 @@ def classify_rfc9309(raw_key: bytes) -> Key:
     ``raw_key`` starts (after blanks) with one of :data:`_KEY_INITIALS`; the
     reader looked it up in :data:`_KEY_CACHE` first."""
     key = raw_key.strip()
-    found = Key(Field.UNKNOWN, decode_text(key), Note.UNKNOWN_FIELD)
-    lower = key.lower()
+    found, lower = _JUNK, key.lower()
     for prefix, field, typo in _PREFIXES:
         if lower.startswith(prefix):
-            found = Key(field, found.written, Note.MISSPELLING if typo else None)
+            found = Key(field, decode_text(key), Note.MISSPELLING if typo else None)
             break
     else:
         if lower in _WHOLE_NAMES:
-            found = Key(_WHOLE_NAMES[lower], found.written)
+            found = Key(_WHOLE_NAMES[lower], decode_text(key))
     if len(raw_key) <= 32 and len(_KEY_CACHE) < _KEY_CACHE_LIMIT:
         _KEY_CACHE[raw_key] = found
     return found
@@ -322,7 +311,6 @@ _NUL_RE = re.compile(rb"\x00[^\r\n]*")
 _LF_COMMENT_RE = re.compile(rb"#[^\n]*")
 # Without a colon the reference accepts exactly "<key><space or tab><value>".
 _NO_COLON_RE = re.compile(rb"([^ \t]++)[ \t]++([^ \t]++)")
-_NOTE = itemgetter(2)
 # An int: ``b"#" in body`` first tries its needle as an int, and that failed
 # try costs ten times the search.
 _HASH_BYTE = ord("#")
@@ -350,7 +338,8 @@ def read_rfc9309(body: bytes) -> Reading:
     values: list[bytes] = []
     ignored, _ = notes.collect(Note.IGNORED_LINE)
     missing, heads = notes.collect(Note.MISSING_COLON)
-    junk, junk_heads = notes.collect(Note.UNKNOWN_FIELD)  # no key's first letter
+    misspelt, misspellings = notes.collect(Note.MISSPELLING)
+    unknown, unknown_keys = notes.collect(Note.UNKNOWN_FIELD)
     cache, initials = _KEY_CACHE, _KEY_INITIALS
     for number, line in enumerate(lines, 1):
         head, colon, value = line.partition(b":")
@@ -366,33 +355,23 @@ def read_rfc9309(body: bytes) -> Reading:
             head, value = match.groups()
             missing.append(number)
             heads.append(head)
-            if stripped[:1] not in initials:
-                junk.append(number)
-                junk_heads.append(head)
-                continue
         key = cache.get(head)
         if key is None:
             first = head.lstrip()[:1]
-            if first not in initials:
-                if first:  # an empty key (": x") is ignored without a note
-                    junk.append(number)
-                    junk_heads.append(head)
+            if not first:
+                continue  # an empty key (": x") is ignored without a note
+            key = classify_rfc9309(head) if first in initials else _JUNK
+        if key[2] is not None:  # (an enum's hash is a Python call: no dict here)
+            if key[0] is _UNKNOWN:  # noted, not an event
+                unknown.append(number)
+                unknown_keys.append(head)
                 continue
-            key = classify_rfc9309(head)
+            misspelt.append(number)
+            misspellings.append(head)
         numbers.append(number)
         keys.append(key)
         values.append(value.strip())
-    _note_keys(numbers, keys, notes)
     return Reading(numbers, keys, values, notes, truncated)
-
-
-def _note_keys(numbers: list[int], keys: list[Key], notes: Notes) -> None:
-    """A note for each misspelt or unknown key."""
-    if any(map(_NOTE, keys)):
-        for kind in (Note.MISSPELLING, Note.UNKNOWN_FIELD):
-            marks = [key.note is kind for key in keys]
-            written = [key.written for key in compress(keys, marks)]
-            notes.add_many(list(compress(numbers, marks)), kind, written)
 
 
 def _split_lines(text: bytes, raw: bytes, notes: Notes) -> list[bytes]:
