@@ -1,7 +1,7 @@
 """The package's size and shape targets (issue 24), checked in CI.
 
 * ``scrapy_robots_std/robotstxt/`` holds at most 2,500 lines in all: not met yet
-  (2,545 lines, its two usage modules, which read a robots.txt's usage lines,
+  (2,522 lines, its two usage modules, which read a robots.txt's usage lines,
   included; the usage-preference model, vocabularies and RFC 9651 parser live in
   ``scrapy_robots_std/usage/`` and are not counted), so a ratchet holds it at most
   :data:`PARSER_LINES_NOW` until it is;
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "scrapy_robots_std"
 PARSER_LINES = 2_500  # the target (issue 24)
-PARSER_LINES_NOW = 2_545  # what is enforced until the target is met
+PARSER_LINES_NOW = 2_522  # what is enforced until the target is met
 FUNCTION_LINES = 60
 CLASS_LINES = 300
 

@@ -48,36 +48,25 @@ class Column(Protocol[_T_co]):
     def __getitem__(self, at: int, /) -> _T_co: ...
 
 
+@dataclass(slots=True, eq=False)
 class Matcher:
-    """The rules of a token's groups, in match order (see the module's text)."""
+    """The rules of a token's groups, in match order (see the module's text).
 
-    __slots__ = (
-        "candidates",
-        "groups",
-        "links",
-        "needles",
-        "patterns",
-        "prefixes",
-        "run_candidates",
-        "size",
-        "starts",
-    )
+    The chain: each node's prefix, best candidate, link, and where its run
+    starts (node ``at``'s run is ``starts[at]:starts[at + 1]``, empty for a plain
+    pattern; ``starts`` is empty when no pattern is a wildcard).  Then the runs'
+    patterns, candidates and needles (see _needle), run after run.
+    """
 
-    def __init__(
-        self,
-        groups: tuple[int, ...],
-        chain: tuple[Column[bytes], Column[int], Column[int], Column[int]],
-        runs: tuple[Column[bytes], Column[int], Column[str]],
-        size: int,
-    ) -> None:
-        self.groups = groups  # the group numbers it was compiled from
-        # Each node's prefix, best candidate, link, and where its run starts:
-        # node ``at``'s run is ``starts[at]:starts[at + 1]``, empty for a plain
-        # pattern (and ``starts`` is empty when no pattern is a wildcard).
-        self.prefixes, self.candidates, self.links, self.starts = chain
-        # The runs' patterns, candidates and needles (see _needle), run after run.
-        self.patterns, self.run_candidates, self.needles = runs
-        self.size = size  # bytes it keeps, an estimate from above
+    groups: tuple[int, ...]  # the group numbers it was compiled from
+    prefixes: Column[bytes]
+    candidates: Column[int]
+    links: Column[int]
+    starts: Column[int]
+    patterns: Column[bytes]
+    run_candidates: Column[int]
+    needles: Column[str]
+    size: int  # bytes it keeps, an estimate from above
 
 
 def compile_rules(
@@ -86,7 +75,7 @@ def compile_rules(
     """Compile the entries of ``spans`` (the token's groups' runs) of ``rules``."""
     entries = list(_chain.from_iterable(spans))
     if not entries:
-        return Matcher(groups, ((), (), (), ()), ((), (), ()), 0)
+        return Matcher(groups, (), (), (), (), (), (), (), 0)
     found = list(map(rules.patterns().__getitem__, entries))
     candidates = rules.candidates(entries, found)
     prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
@@ -108,7 +97,7 @@ def compile_rules(
     needles = tuple([_needle(pattern).decode(_TEXT) for pattern in run_patterns])
     chain = (prefixes, array("q", heads), link_at, run_at)
     columns = (run_patterns, array("q", [candidates[at] for at in wild]), needles)
-    return Matcher(groups, chain, columns, size)
+    return Matcher(groups, *chain, *columns, size)
 
 
 def _match_order(
@@ -178,12 +167,18 @@ def _compact(
     links and runs), read through the file's tables: a few bytes per rule."""
     nodes, link_at, run_at = chain
     prefix = _prefix if rules.rfc9309 else Indexed.pattern
-    nodes_at = (_View(rules, nodes, prefix), _View(rules, nodes, Indexed.candidate))
-    wild_at = _View(rules, wild, Indexed.pattern), _View(rules, wild, Indexed.candidate)
-    columns = (*wild_at, _View(rules, wild, _needle_of))
-    held = (nodes, wild, link_at, run_at)
-    size = sum(map(sys.getsizeof, held)) + rules.size() + 600
-    return Matcher(groups, (*nodes_at, link_at, run_at), columns, size)
+    size = sum(map(sys.getsizeof, (nodes, wild, link_at, run_at))) + rules.size() + 600
+    return Matcher(
+        groups,
+        _View(rules, nodes, prefix),
+        _View(rules, nodes, Indexed.candidate),
+        link_at,
+        run_at,
+        _View(rules, wild, Indexed.pattern),
+        _View(rules, wild, Indexed.candidate),
+        _View(rules, wild, _needle_of),
+        size,
+    )
 
 
 def _prefix(rules: Indexed, entry: int) -> bytes:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 import sys
+from dataclasses import dataclass, replace
 from itertools import compress, count
 from operator import is_not
 from typing import TYPE_CHECKING, NamedTuple
@@ -86,33 +87,19 @@ def parse_rate(value: bytes) -> RequestRate | None:
 Extras = tuple[float | None, RequestRate | None]
 
 
+@dataclass(slots=True, eq=False)
 class Parsed:
     """Everything read from one body.  Immutable: built by :func:`parse`."""
 
-    __slots__ = (
-        "extras",
-        "groups",
-        "note_text",
-        "rules",
-        "sitemap_text",
-        "spellings",
-        "standard",
-        "truncated",
-        "usage",
-    )
-
-    def __init__(
-        self, standard: str, groups: Groups, rules: Rules, spellings: tuple[str, ...]
-    ) -> None:
-        self.standard = standard
-        self.groups = groups
-        self.rules = rules
-        self.spellings = spellings  # Allow/Disallow keys as written, by id
-        self.extras: dict[int, Extras] | None = None  # Crawl-delay, Request-rate
-        self.sitemap_text: str | None = None  # one URL per line
-        self.note_text: str | None = None  # see reader.Notes.text
-        self.truncated = False
-        self.usage: UsageRules | None = None  # Content-Usage / Content-Signal
+    standard: str
+    groups: Groups
+    rules: Rules
+    spellings: tuple[str, ...]  # Allow/Disallow keys as written, by id
+    extras: dict[int, Extras] | None = None  # Crawl-delay, Request-rate
+    sitemap_text: str | None = None  # one URL per line
+    note_text: str | None = None  # see reader.Notes.text
+    truncated: bool = False
+    usage: UsageRules | None = None  # Content-Usage / Content-Signal
 
     @property
     def sitemaps(self) -> tuple[str, ...]:
@@ -129,11 +116,7 @@ class Parsed:
 
     def without_notes(self) -> Parsed:
         """A copy sharing every table but the diagnostics (rules: see Rules.once)."""
-        copy = Parsed.__new__(Parsed)
-        for name in Parsed.__slots__:
-            setattr(copy, name, getattr(self, name))
-        copy.note_text, copy.rules = None, self.rules.once()
-        return copy
+        return replace(self, note_text=None, rules=self.rules.once())
 
     def size(self) -> int:
         """Bytes kept (an estimate from above, see ``RobotsTxt.memory_bytes``)."""
@@ -269,9 +252,8 @@ def _assemble(standard: str, reading: Reading, found: _Columns) -> Parsed:
         spellings = _CANONICAL_SPELLINGS
     rules, starts, entries = _rules(standard == RFC9309, found, len(spellings))
     groups = Groups(found.agents, starts, entries, found.has_rules)
-    parsed = Parsed(standard, groups, rules, spellings)
-    parsed.extras = found.extras or None
-    parsed.sitemap_text = "\n".join(found.sitemaps) if found.sitemaps else None
+    sitemaps = "\n".join(found.sitemaps) if found.sitemaps else None
+    parsed = Parsed(standard, groups, rules, spellings, found.extras or None, sitemaps)
     parsed.truncated = reading.truncated
     if found.usage:
         _collect_usage(parsed, reading)
