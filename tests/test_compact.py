@@ -1,8 +1,7 @@
 """The compact layout of a parsed file answers like a fresh parse, whatever the order.
 
-A parsed file keeps each distinct pattern once (built on the first query), the
-first token's index in a slot and other tokens' in a small dict, and can hand a
-long-lived cache a copy without diagnostics.  The corpus-wide guard is
+A parsed file keeps the first token's index in a slot and other tokens' in a
+small dict, and can hand a long-lived cache a copy without diagnostics.  The corpus-wide guard is
 test_corpus_behaviour.py; these are the corners it may not reach.
 """
 

@@ -20,7 +20,7 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from itertools import accumulate, count
+from itertools import accumulate
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
@@ -67,9 +67,8 @@ class _Packed(bytes):
         return sys.getsizeof(self)
 
 
-#: A :class:`Rules`' tail: entries, written values, patterns, flags, widths
-#: (see ``__new__``).
-_RULES_TAIL = struct.Struct("<IIIBB")
+#: A :class:`Rules`' tail: entries, written values, flags, widths (see ``__new__``).
+_RULES_TAIL = struct.Struct("<IIBB")
 _FORMATS: dict[int, Literal["B", "H", "I"]] = {1: "B", 2: "H", 4: "I"}  # by width
 _DEFLATED = 0x80  # a flag: the rest is the table as made, raw DEFLATE (Rules.opened)
 
@@ -79,17 +78,12 @@ def _width(top: int) -> int:
     return 1 if top <= 0xFF else 2 if top <= 0xFFFF else 4
 
 
-def _narrow(numbers: list[int]) -> array[int]:
-    return array(_FORMATS[_width(max(numbers) if numbers else 0)], numbers)
-
-
 class Rules(_Packed):
     """Every rule entry of a file, in file order, group after group.
 
-    The patterns (normalised; each once in :meth:`once`'s copy) and the values as
-    written that differ from them, one per line (none holds a line break), first.
-    Then a table per entry field: line, kind and pattern number (only in
-    :meth:`once`'s copy, when a pattern repeats); those values' entries.
+    The patterns (normalised) and the values as written that differ from them,
+    one per line (none holds a line break), first.  Then a table per entry
+    field, line and kind; those values' entries.
     """
 
     __slots__ = ()
@@ -106,7 +100,7 @@ class Rules(_Packed):
         # Entries are in file order: the last line is the largest.
         widths = _width(lines[-1] if lines else 0) | (1 if spellings <= 128 else 2) << 4
         keys = sorted(written)
-        tail = _RULES_TAIL.pack(len(lines), len(keys), len(patterns), rfc9309, widths)
+        tail = _RULES_TAIL.pack(len(lines), len(keys), rfc9309, widths)
         tables = (
             array(_FORMATS[widths & 15], lines),
             array(_FORMATS[widths >> 4], kinds),
@@ -119,25 +113,13 @@ class Rules(_Packed):
     def once(self) -> Rules:
         """The cache's copy (``Parsed.without_notes``): a table of at most 256 entries
         and 48 KiB deflated (its matcher, a hot one, keeps no reference to the table
-        inflated); a larger one's patterns, each kept once."""
-        entries, kept, stored, flags, widths = self._tail()
-        if flags >> 4:  # made by once() already
+        inflated); a larger one as it is."""
+        entries, _, flags, widths = self._tail()
+        if flags & _DEFLATED or entries > 256 or len(self) > 48 << 10:
             return self
-        if entries <= 256 and len(self) <= 48 << 10:
-            mark = self[-_RULES_TAIL.size : -2] + bytes([flags | _DEFLATED, widths])
-            packed = bytes.__new__(Rules, zlib.compress(self, wbits=-15) + mark)
-            return packed if len(packed) < len(self) else self
-        found = self.patterns()
-        once = dict.fromkeys(found)
-        if len(once) == len(found):
-            return self
-        numbers = _narrow(list(map(dict(zip(once, count())).__getitem__, found)))
-        values = bytes.split(self, b"\n", stored + kept)[stored : stored + kept]
-        flags |= numbers.itemsize << 4
-        tail = _RULES_TAIL.pack(entries, kept, len(once), flags, widths)
-        keys = self[-_RULES_TAIL.size - 4 * kept : -_RULES_TAIL.size]
-        tables = (self.table(0), self.table(1), numbers, keys, tail)
-        return bytes.__new__(Rules, b"\n".join([*once, *values, b"".join(tables)]))
+        mark = self[-_RULES_TAIL.size : -2] + bytes([flags | _DEFLATED, widths])
+        packed = bytes.__new__(Rules, zlib.compress(self, wbits=-15) + mark)
+        return packed if len(packed) < len(self) else self
 
     def opened(self) -> Rules:
         """The table to read (every method but this and ``rfc9309`` reads one)."""
@@ -146,41 +128,37 @@ class Rules(_Packed):
         inflated = zlib.decompress(self[: -_RULES_TAIL.size], wbits=-15)
         return bytes.__new__(Rules, inflated)
 
-    def _tail(self) -> tuple[int, int, int, int, int]:  # see _RULES_TAIL
+    def _tail(self) -> tuple[int, int, int, int]:  # see _RULES_TAIL
         return _RULES_TAIL.unpack_from(self, len(self) - _RULES_TAIL.size)
 
     @property
     def rfc9309(self) -> bool:
-        return self._tail()[3] & 1 == 1
+        return self._tail()[2] & 1 == 1
 
     def table(self, field: int) -> memoryview:
-        """``table(f)[i]`` is entry ``i``'s field ``f``: 0, its line; 1, its kind;
-        2, its pattern's number (empty when each entry has a pattern of its own)."""
-        entries, kept, _, flags, widths = self._tail()
-        sizes = (widths & 15, widths >> 4, flags >> 4 & 7)
-        end = len(self) - _RULES_TAIL.size - 4 * kept
-        end -= sum(sizes[field + 1 :]) * entries
-        view = memoryview(self)[end - sizes[field] * entries : end]
-        return view.cast(_FORMATS[sizes[field]]) if sizes[field] else view
+        """``table(f)[i]`` is entry ``i``'s field ``f``: 0, its line; 1, its kind."""
+        entries, kept, _, widths = self._tail()
+        kinds_end = len(self) - _RULES_TAIL.size - 4 * kept
+        lines_end = kinds_end - (widths >> 4) * entries
+        end, width = (kinds_end, widths >> 4) if field else (lines_end, widths & 15)
+        return memoryview(self)[end - width * entries : end].cast(_FORMATS[width])
 
     def fields(self, entry: int) -> tuple[int, int, bool]:
         """Entry ``entry``'s line, spelling (of ``Parsed.spellings``) and allow bit."""
         kind = self.table(1)[entry]
         return self.table(0)[entry], kind >> 1, kind & 1 == 1
 
-    def patterns(self, each: bool = True) -> list[bytes]:
-        """Every entry's pattern, in entry order (``each=False``: as stored)."""
-        entries, _, kept, flags, _ = self._tail()
-        found = bytes.split(self, b"\n", kept) if entries else []
-        del found[kept:]  # the rest: values as written, tables
-        if each and flags >> 4:  # a pattern number per entry
-            return list(map(found.__getitem__, self.table(2)))
+    def patterns(self) -> list[bytes]:
+        """Every entry's pattern, in entry order."""
+        entries = self._tail()[0]
+        found = bytes.split(self, b"\n", entries) if entries else []
+        del found[entries:]  # the rest: values as written, tables
         return found
 
     def candidates(self, entries: list[int], found: list[bytes]) -> list[int]:
         """The candidate of each of ``entries`` (patterns ``found``): rfc9309: longest
         pattern, then allow, then earliest line; 1994: earliest line (first match)."""
-        if not self._tail()[3] & 1:  # 1994
+        if not self._tail()[2] & 1:  # 1994
             return [_ENTRY_MASK - entry for entry in entries]
         kinds = self.table(1)
         return [
@@ -192,7 +170,7 @@ class Rules(_Packed):
 
     def value(self, entry: int) -> bytes:
         """Entry ``entry``'s value as written in the file."""
-        _, kept, patterns, _, _ = self._tail()
+        patterns, kept, _, _ = self._tail()
         keys = memoryview(self[-_RULES_TAIL.size - 4 * kept :])[: 4 * kept].cast("I")
         at = bisect_left(keys, entry)
         if at < kept and keys[at] == entry:
@@ -204,26 +182,23 @@ class Indexed:
     """A file's rules with each pattern's place in the packed object: a matcher
     of thousands of rules reads one pattern at a time."""
 
-    __slots__ = ("kinds", "numbers", "offsets", "rfc9309", "rules")
+    __slots__ = ("kinds", "offsets", "rfc9309", "rules")
 
     def __init__(self, rules: Rules) -> None:
         self.rules = rules
         self.kinds = rules.table(1)
-        self.numbers = rules.table(2)  # empty: entry i has pattern i
         self.rfc9309 = rules.rfc9309
-        lengths = [len(item) + 1 for item in rules.patterns(each=False)]
+        lengths = [len(item) + 1 for item in rules.patterns()]
         self.offsets = array("I", accumulate(lengths, initial=0))
 
     def pattern(self, entry: int) -> bytes:
-        at = self.numbers[entry] if self.numbers else entry
-        return self.rules[self.offsets[at] : self.offsets[at + 1] - 1]
+        return self.rules[self.offsets[entry] : self.offsets[entry + 1] - 1]
 
     def candidate(self, entry: int) -> int:
         """:meth:`Rules.candidates` of one entry (a compact matcher reads them so)."""
         if not self.rfc9309:
             return _ENTRY_MASK - entry
-        at = self.numbers[entry] if self.numbers else entry
-        length = self.offsets[at + 1] - self.offsets[at] - 1
+        length = self.offsets[entry + 1] - self.offsets[entry] - 1
         allow = self.kinds[entry] & 1
         return length << _PRIORITY_SHIFT | allow << _ALLOW_SHIFT | _ENTRY_MASK - entry
 
