@@ -286,12 +286,12 @@ def _rules(
 
 
 def _collect_usage(parsed: Parsed, reading: Reading) -> None:
+    events = zip(reading.numbers, reading.keys, reading.values, strict=True)
+    shaping = _usage_rules.SHAPING_FIELDS
     entries = [
-        _usage_rules.Entry(line, _USAGE_ROLES[key.field], value)
-        for line, key, value in zip(
-            reading.numbers, reading.keys, reading.values, strict=True
-        )
-        if key.field in _USAGE_ROLES
+        _usage_rules.Entry(line, key.field, value)
+        for line, key, value in events
+        if key.field in shaping
     ]
     usage, notes = _usage_rules.collect(
         entries, every_record=parsed.standard != RFC9309
@@ -299,16 +299,6 @@ def _collect_usage(parsed: Parsed, reading: Reading) -> None:
     for line, detail in notes:
         reading.notes.add(line, Note.USAGE_INVALID, detail)
     parsed.usage = usage
-
-
-_USAGE_ROLES = {
-    Field.USER_AGENT: _usage_rules.AGENT,
-    Field.ALLOW: _usage_rules.ACCESS,
-    Field.DISALLOW: _usage_rules.ACCESS,
-    Field.CONTENT_USAGE: _usage_rules.CONTENT_USAGE,
-    Field.CONTENT_SIGNAL: _usage_rules.CONTENT_SIGNAL,
-    Field.BLANK: _usage_rules.BLANK,  # 1994 only
-}
 
 
 def _index_directories(

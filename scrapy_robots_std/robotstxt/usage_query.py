@@ -10,8 +10,7 @@ from scrapy_robots_std.robotstxt import groups as _groups
 from scrapy_robots_std.robotstxt import patterns as _patterns
 from scrapy_robots_std.robotstxt import tokens as _tokens
 from scrapy_robots_std.robotstxt.patterns import TRY_WORK, wildcard_work, work_budget
-from scrapy_robots_std.robotstxt.reader import RFC9309
-from scrapy_robots_std.robotstxt.usage_rules import CONTENT_SIGNAL, CONTENT_USAGE, Line
+from scrapy_robots_std.robotstxt.reader import RFC9309, Field
 from scrapy_robots_std.usage.preferences import (
     REASON_DISALLOWED,
     REASON_NO_GROUP,
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from scrapy_robots_std.robotstxt.parser import Parsed
+    from scrapy_robots_std.robotstxt.usage_rules import Line
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,8 @@ def summary(parsed: Parsed) -> UsageSummary:
     rules = parsed.usage
     if rules is None:
         return UsageSummary()
-    kinds = [line.role for line in rules.lines]
-    usage, signal = kinds.count(CONTENT_USAGE), kinds.count(CONTENT_SIGNAL)
+    kinds = [line.field for line in rules.lines]
+    usage, signal = kinds.count(Field.CONTENT_USAGE), kinds.count(Field.CONTENT_SIGNAL)
     return UsageSummary(usage, signal, rules.invalid, rules.outside)
 
 

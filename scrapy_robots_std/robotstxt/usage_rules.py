@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, NamedTuple
 
 from scrapy_robots_std.robotstxt.patterns import normalize_rfc9309
+from scrapy_robots_std.robotstxt.reader import Field
 from scrapy_robots_std.usage import vocab as _vocab
 from scrapy_robots_std.usage.preferences import ROBOTS_TXT, read_source
 
@@ -17,15 +18,15 @@ if TYPE_CHECKING:
 
     from scrapy_robots_std.usage.preferences import UsageSource
 
-# Roles of the lines handed over; the two usage kinds are also a stored line's kind.
-CONTENT_USAGE = 0
-CONTENT_SIGNAL = 1
-AGENT = 2
-ACCESS = 3  # Allow or Disallow
-BLANK = 4  # 1994: ends a record
-
-#: The vocabulary of each usage kind (CONTENT_USAGE, CONTENT_SIGNAL).
-KIND_VOCABULARIES = (_vocab.AIPREF, _vocab.CONTENT_SIGNAL)
+#: The vocabulary of each usage line's field.
+KIND_VOCABULARIES = {
+    Field.CONTENT_USAGE: _vocab.AIPREF,
+    Field.CONTENT_SIGNAL: _vocab.CONTENT_SIGNAL,
+}
+#: The fields that shape usage groups (docs/usage-preferences.md, "Grouping").
+SHAPING_FIELDS = frozenset(
+    (*KIND_VOCABULARIES, Field.USER_AGENT, Field.ALLOW, Field.DISALLOW, Field.BLANK)
+)
 
 #: More usage lines than this in one file, and every usage preference of the file is
 #: unknown: real files hold a handful, and each line read for a query keeps about
@@ -37,7 +38,7 @@ class Entry(NamedTuple):
     """A line the parser hands over; a usage line is kept as one, with its group."""
 
     line: int
-    role: int  # a usage line's kind: CONTENT_USAGE or CONTENT_SIGNAL
+    field: Field  # one of SHAPING_FIELDS; a usage line's kind
     value: bytes  # comment cut, whitespace stripped
     #: a usage line's group (its place in UsageRules.firsts), -1 when file-wide
     group: int = -1
@@ -55,11 +56,11 @@ class Line(NamedTuple):
     source: UsageSource
 
 
-def split_value(kind: int, value: bytes) -> tuple[bytes | None, bytes]:
+def split_value(kind: Field, value: bytes) -> tuple[bytes | None, bytes]:
     """attach-05 3.2: a Content-Usage value that starts with ``/`` has a path up
     to the first SP or HTAB; the rest is the preference.  The path is None for
     Content-Signal, b"" for a Content-Usage line without one."""
-    if kind != CONTENT_USAGE:
+    if kind is not Field.CONTENT_USAGE:
         return None, value
     if value[:1] != b"/":
         return b"", value
@@ -187,24 +188,25 @@ def collect(
     group = -1  # the open group's place among the kept, once kept
     ruled = False  # whether the open group has a rule line
     for entry in entries:
-        role = entry.role
-        if role == BLANK:
+        field = entry.field
+        usage = field in KIND_VOCABULARIES
+        if field is Field.BLANK:
             start = None
-        elif role == AGENT:
+        elif field is Field.USER_AGENT:
             if start is None or ruled:
                 start, group, ruled = agents, -1, False
             agents += 1
         elif start is None:
-            if role <= CONTENT_SIGNAL:
+            if usage:
                 lines.append(entry)
         else:
             # A group's agents end at its first rule: kept then, they are all known.
             ruled = True
-            if group < 0 and (every_record or role <= CONTENT_SIGNAL):
+            if group < 0 and (every_record or usage):
                 group = len(firsts)
                 firsts.append(start)
                 ends.append(agents)
-            if role <= CONTENT_SIGNAL:
+            if usage:
                 lines.append(entry._replace(group=group))
     outside = sum(1 for entry in lines if entry.group < 0)
     if len(lines) > MAX_USAGE_LINES:
