@@ -278,9 +278,10 @@ def _rules(
         order, patterns, starts = _index_directories(patterns, kinds, starts)
         lines, kinds = [lines[at] for at in order], [kinds[at] for at in order]
         values = [values[at] for at in order]
-    # Normalising returns a value it keeps as is (the same object).
-    changed = compress(count(), map(is_not, values, patterns))
-    written = {at: values[at] for at in changed if values[at] != patterns[at]}
+    written: dict[int, bytes] = {}
+    if patterns is not values:  # normalising returns a value it keeps as is
+        changed = compress(count(), map(is_not, values, patterns))
+        written = {at: values[at] for at in changed if values[at] != patterns[at]}
     rules = Rules(patterns, lines, kinds, written, rfc9309, spellings)
     return rules, starts, len(patterns)
 
