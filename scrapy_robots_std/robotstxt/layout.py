@@ -170,11 +170,11 @@ class Rules(_Packed):
 
     def value(self, entry: int) -> bytes:
         """Entry ``entry``'s value as written in the file."""
-        patterns, kept, _, _ = self._tail()
+        entries, kept, _, _ = self._tail()
         keys = memoryview(self[-_RULES_TAIL.size - 4 * kept :])[: 4 * kept].cast("I")
         at = bisect_left(keys, entry)
-        if at < kept and keys[at] == entry:
-            return bytes.split(self, b"\n", patterns + kept)[patterns + at]
+        if at < kept and keys[at] == entry:  # after every entry's pattern
+            return bytes.split(self, b"\n", entries + kept)[entries + at]
         return self.patterns()[entry]
 
 
