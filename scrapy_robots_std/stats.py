@@ -139,6 +139,12 @@ WAIT_UNCOUNTED: Final = stat("wait", "uncounted_at_close")
 WAIT_HOLD_FAILED: Final = stat("wait", "hold_failed")
 #: a key or an entry in Redis the waiting queue cannot use (another type, unreadable)
 WAIT_STORE_PROBLEM: Final = stat("wait", "store_problem")
+#: outages of the Redis that RobotsAwareRedisQueue keeps its requests in
+WAIT_STORE_UNREACHABLE: Final = stat("wait", "store_unreachable")
+#: requests Redis could not store, kept in the worker's memory and sent on from there
+WAIT_KEPT_IN_MEMORY: Final = stat("wait", "kept_in_memory")
+#: requests still kept in memory at close, with Redis not answering: lost
+WAIT_LOST_AT_CLOSE: Final = stat("wait", "lost_at_close")
 WAIT_REQUESTS: Final = stat("wait", "requests")
 WAIT_SECONDS: Final = stat("wait", "seconds")
 WAIT_MAX_SECONDS: Final = stat("wait", "max_seconds")

@@ -56,6 +56,7 @@ class Worker:
         urls: list[str],
         proxy: str,
         settings: dict[str, Any] | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         self.out = tmp_path / f"{name}.json"
         self.log_path = tmp_path / f"{name}.log"
@@ -66,6 +67,7 @@ class Worker:
         }
         env["http_proxy"] = proxy
         env["ROBOTS_STD_WORKER_SETTINGS"] = json.dumps(settings or {})
+        env.update(extra_env or {})
         env = importable(env)
         self._log: IO[bytes] = self.log_path.open("wb")
         self.process = subprocess.Popen(
@@ -102,8 +104,12 @@ class Worker:
         return report
 
     def log(self) -> str:
+        """The end of the log, for failure messages."""
+        return self.full_log()[-4000:]
+
+    def full_log(self) -> str:
         self._log.flush()
-        return self.log_path.read_text(errors="replace")[-4000:]
+        return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
         """End the process if it still runs (SIGKILL, by PID) and close its pipes."""
@@ -133,15 +139,18 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
     connection.close()
 
 
-def serve_slow_origins(hostile: HostileServer, prefix: str) -> list[str]:
-    """``ORIGINS`` origins whose first robots.txt request answers after ``SLOW`` s
-    (later ones at once); their page URLs, reached through the proxy."""
+def serve_slow_origins(
+    hostile: HostileServer, prefix: str, first_delay: float = SLOW
+) -> list[str]:
+    """``ORIGINS`` origins whose first robots.txt request answers after
+    ``first_delay`` s (later ones at once); their page URLs, reached through the
+    proxy."""
     urls = []
     for n in range(ORIGINS):
         host = f"{prefix}{n}.test"
         hostile.add_route(
             "/robots.txt",
-            Sequence(Reply(200, {}, RULES, delay=SLOW), Reply(200, {}, RULES)),
+            Sequence(Reply(200, {}, RULES, delay=first_delay), Reply(200, {}, RULES)),
             host=host,
         )
         serve_pages(hostile, PAGES, host=host)
@@ -320,10 +329,12 @@ def test_a_killed_worker_loses_none_of_its_waiting_requests(
 def test_a_worker_exits_when_redis_goes_away_before_it_closes(
     hostile: HostileServer, workers: list[Worker], tmp_path: Path
 ) -> None:
-    """Issue 27, point 1: Redis stopped 2.5 s into a fleet crawl that
-    CLOSESPIDER_TIMEOUT ends. Counting the held requests at close fails; the other
-    closing steps run, the store's thread is closed (or a daemon), and the worker
-    exits: it used to stay alive after "Spider closed" until SIGKILL."""
+    """Issue 27, point 1: Redis stopped in a fleet crawl that CLOSESPIDER_TIMEOUT
+    ends, once every request waits in it for a slow robots.txt. Counting the held
+    requests at close fails; the other closing steps run, the store's thread is
+    closed (or a daemon), and the worker exits: it used to stay alive after "Spider
+    closed" until SIGKILL. The verdicts that arrive with Redis gone take nothing from
+    it, and no traceback at all: pops used to raise Redis's error into Scrapy."""
     from tests.helpers.redis_server import RedisServer
 
     urls = serve_slow_origins(hostile, "gone")
@@ -338,12 +349,73 @@ def test_a_worker_exits_when_redis_goes_away_before_it_closes(
         )
         workers.append(worker)
         worker.wait_ready()
+        own_client = redis.Redis.from_url(own_redis.url, socket_timeout=5)
         worker.go()
-        time.sleep(2.5)
+        # A condition, not a fixed delay: a loaded machine takes longer to get there.
+        wait_until(
+            lambda: held(own_client) == (0, len(urls)),
+            5.0,
+            "every request moved to a waiting set",
+            worker,
+        )
+        own_client.close()
         own_redis.stop()
         status = worker.wait(40)
-    log = worker.log()
+    log = worker.full_log()
     assert "Spider closed (closespider_timeout)" in log, log
     assert "could not be counted at close" in log, log
-    assert "Traceback" not in log.split("Spider closed")[-1], log
+    assert "Traceback" not in log, log
     assert status == 0, log
+    stats = worker.report()["stats"]
+    assert stats["robots_std/wait/held"] == len(urls)
+    assert stats["robots_std/wait/store_unreachable"] == 1
+    assert "robots_std/wait/kept_in_memory" not in stats
+
+
+def test_requests_queued_while_redis_is_gone_are_sent_not_lost(
+    hostile: HostileServer, workers: list[Worker], tmp_path: Path
+) -> None:
+    """SPEC 3, "Nothing is lost silently": the spider kills Redis once its first two
+    origins' start requests wait there; the later ones are queued with Redis gone.
+    None may raise into Scrapy (which then stopped reading start requests and lost
+    them): each is kept in the worker's memory, counted, and sent on to wait for its
+    robots.txt in the downloader; then fetched, or dropped with its reason."""
+    from tests.helpers.redis_server import RedisServer
+
+    urls = serve_slow_origins(hostile, "outage", first_delay=0.0)
+    in_redis = 2 * len(PAGES)
+    with RedisServer() as own_redis:
+        worker = Worker(
+            own_redis.url,
+            tmp_path,
+            "outage",
+            urls,
+            hostile.base_url,
+            settings={"CLOSESPIDER_TIMEOUT": 10, "ROBOTS_STD_REDIS_TIMEOUT": 0.5},
+            extra_env={"ROBOTS_STD_WORKER_STOP_REDIS": f"{own_redis.pid}:{in_redis}"},
+        )
+        workers.append(worker)
+        worker.wait_ready()
+        worker.go()
+        status = worker.wait(40)
+    log = worker.full_log()
+    assert "test: redis-server killed" in log, log
+    assert "Traceback" not in log, log
+    assert "Spider closed" in log, log
+    assert status == 0, worker.log()
+    report = worker.report()
+    stats = report["stats"]
+    # The first two origins' requests wait in the Redis that is gone: not sent.
+    assert stats["robots_std/wait/held"] == in_redis
+    assert "could not be counted at close" in log
+    # Every later one was kept in memory, then fetched or dropped with its reason.
+    later = urls[in_redis:]
+    assert stats["robots_std/wait/kept_in_memory"] == len(later)
+    seen = outcomes([report])
+    assert sorted(seen) == sorted(later)
+    for url, happened in seen.items():
+        if "/private/" in url:
+            assert len(happened) == 1, (url, happened)
+            assert happened[0].startswith("RobotsTxtDisallowed: Forbidden by robots")
+        else:
+            assert happened == ["fetched"], (url, happened)

@@ -7,6 +7,8 @@ comes back, the bound on one pop, and the look at other workers' waiting origins
 
 from __future__ import annotations
 
+import contextlib
+import socket
 from typing import TYPE_CHECKING
 
 import pytest
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 
 pytest.importorskip("scrapy_redis")
 
-from scrapy_robots_std.scrapy import holding
+from scrapy_robots_std.scrapy import holding, waiting_redis
 from scrapy_robots_std.scrapy.waiting_redis import (
     MAX_STEPS,
     RobotsAwareRedisQueue,
@@ -53,6 +55,27 @@ def make_queue(
     spider = UnitSpider.from_crawler(crawler)
     crawler.spider = spider
     return RobotsAwareRedisQueue(server, spider, KEY)
+
+
+@contextlib.contextmanager
+def unreachable(client: redis.Redis) -> Iterator[None]:
+    """Redis stops answering ``client``: its connections go to a port nobody
+    listens on (refused), until the block ends."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    pool = client.connection_pool
+    port = pool.connection_kwargs["port"]
+    try:
+        # A pool's connections keep the port they were made with: new ones, then.
+        pool.connection_kwargs["port"] = closed_port
+        pool.disconnect()
+        pool.reset()
+        yield
+    finally:
+        pool.connection_kwargs["port"] = port
+        pool.disconnect()
+        pool.reset()
 
 
 def key(url: str) -> str:
@@ -270,3 +293,64 @@ def test_a_waiting_origins_key_of_another_type_never_raises(
     assert request.url == "http://b.test/1"
     assert len(queue) == 0
     queue.clear()
+
+
+def test_with_redis_gone_nothing_raises_and_nothing_is_lost(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(waiting_redis, "SCAN_INTERVAL", 0.0)  # retry Redis at once
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    queue.push(Request("http://new.test/held"))
+    assert len(queue) == 1
+    stats = queue.spider.crawler.stats
+    with unreachable(server):
+        queue.push(Request("http://new.test/a"))  # kept in memory, not raised
+        queue.push(Request("http://known.test/b"))
+        # Redis's request is still counted: the spider does not close on an outage.
+        assert len(queue) == 3
+        popped = [queue.pop(), queue.pop(), queue.pop()]
+        assert [r.url if r else None for r in popped] == [
+            "http://new.test/a",  # no verdict: it waits for it in the downloader
+            "http://known.test/b",
+            None,
+        ]
+        assert book.needed == [key("http://new.test/")] * 2
+        assert len(queue) == 1
+        # A long outage: Redis's requests no longer keep the spider open.
+        monkeypatch.setattr(waiting_redis, "OUTAGE_PATIENCE", 0.0)
+        assert len(queue) == 0
+    assert stats.get_value("robots_std/wait/kept_in_memory") == 2
+    assert stats.get_value("robots_std/wait/hold_failed") == 1
+    assert stats.get_value("robots_std/wait/store_unreachable") == 1
+    # Redis is back: the request held before the outage is still there.
+    assert len(queue) == 1
+    assert waiting_in_redis(server) == {key("http://new.test/"): 1}
+
+
+@pytest.mark.parametrize("back", [True, False])
+def test_requests_kept_in_memory_at_close_go_to_redis_or_are_counted_lost(
+    server: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    back: bool,
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    with unreachable(server):
+        queue.push(Request("http://a.test/1"))
+        queue.push(Request("http://a.test/2"))
+        if not back:
+            queue._holding.report_left()
+    if back:
+        queue._holding.report_left()
+    stats = queue.spider.crawler.stats
+    assert stats.get_value("robots_std/wait/kept_in_memory") == 2
+    if back:  # written to the shared queue, for the fleet
+        assert int(server.zcard(KEY)) == 2
+        assert stats.get_value("robots_std/wait/lost_at_close") is None
+    else:
+        assert int(server.zcard(KEY)) == 0
+        assert stats.get_value("robots_std/wait/lost_at_close") == 2
+        assert "2 request(s) that Redis could not store" in caplog.text

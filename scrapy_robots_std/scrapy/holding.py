@@ -160,7 +160,8 @@ class Holding:
         origin's verdict is fresh; held otherwise, with the fetch asked for now.
 
         A store's error propagates (Scrapy's scheduler keeps a request its disk
-        queue refuses with a ``ValueError`` in memory), but for :class:`HoldRefused`:
+        queue refuses with a ``ValueError`` in memory; ``RobotsAwareRedisQueue``
+        keeps one Redis cannot store in its own), but for :class:`HoldRefused`:
         then the request is kept as ready, and waits for its verdict in the
         downloader once popped."""
         book = self.book

@@ -40,13 +40,23 @@ Keys, next to scrapy-redis's queue key ``<key>`` (``<spider>:requests``):
 Like scrapy-redis's own queues, this one talks to Redis synchronously, on the
 reactor thread. Without the middleware (``ROBOTSTXT_OBEY`` off) it is scrapy-redis's
 ``PriorityQueue`` and nothing more.
+
+When Redis does not answer (stopped, unreachable), no call of Scrapy's into this
+queue raises (SPEC 3, "Nothing is lost silently"): a request it cannot write is kept
+in this process's memory and popped first, to wait for its robots.txt in the
+downloader if need be; pops take nothing from Redis until it answers again (tried
+about once a second), and ``len()`` counts its requests as still there (at least
+one) for ``OUTAGE_PATIENCE`` seconds, then as none, so the spider does not close on a
+short outage and does not wait for ever on a long one. Requests still in memory at
+close are written to Redis if it answers by then, and counted and logged as lost
+otherwise.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any, Final
 
 try:
@@ -56,7 +66,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "RobotsAwareRedisQueue needs scrapy-redis: pip install scrapy-redis"
     ) from exc
 
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.safetext import safe
@@ -67,6 +77,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
 
 __all__ = ["MAX_STEPS", "RedisWaiting", "RobotsAwareRedisQueue", "WrongKeyType"]
 
@@ -77,8 +88,13 @@ class WrongKeyType(HoldRefused):
     """A key this queue writes holds another program's value."""
 
 
-#: Seconds between two looks at the fleet's waiting origins.
+#: Seconds between two looks at the fleet's waiting origins; also how long pops and
+#: counts do without Redis after it failed to answer, before they try it again.
 SCAN_INTERVAL: Final = 1.0
+#: Seconds Redis may go without answering while the spider stays open for the
+#: requests in it; past that they count as none here, so that a worker whose Redis is
+#: gone for good finishes (its requests stay in Redis, for when it is back).
+OUTAGE_PATIENCE: Final = 60.0
 #: Origins one look reads (SSCAN's hint; the next look goes on from there).
 SCAN_COUNT: Final = 500
 #: Origins this process remembers as having waiting requests; past that the memory
@@ -178,16 +194,22 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
     ) -> None:
         super().__init__(server, spider, key, serializer)
         self._store = RedisWaiting(self)
-        self._holding = Holding(spider.crawler, self._store)
+        self._holding = _RedisHolding(spider.crawler, self._store)
 
     def __len__(self) -> int:
         if self._holding.book is None:
             return int(super().__len__())
-        queued, waiting, _ = self._store.counts()
-        return queued + waiting
+        return self._store.pending()
 
     def push(self, request: Request) -> None:
-        self._holding.push(request)
+        try:
+            self._holding.push(request)
+        except RedisError as exc:
+            if self._holding.book is None:
+                raise  # scrapy-redis's queue and nothing more
+            # Raised into Scrapy, it would stop the start requests (and lose the
+            # rest of them) or fail the callback that made this request.
+            self._store.keep(request, exc)
 
     def pop(self, timeout: int = 0) -> Request | None:
         return self._holding.pop()
@@ -205,9 +227,24 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         return request
 
 
+class _RedisHolding(Holding):
+    """:class:`Holding`, which at close also accounts for the requests that Redis
+    could not store."""
+
+    def __init__(self, crawler: Crawler, store: RedisWaiting) -> None:
+        super().__init__(crawler, store)
+        self._redis_store = store
+
+    def report_left(self) -> None:
+        super().report_left()
+        self._redis_store.report_kept()
+
+
 class RedisWaiting:
     """A :class:`~scrapy_robots_std.scrapy.holding.HoldingStore` in Redis: ready
-    requests in scrapy-redis's shared queue, held ones in a sorted set per origin."""
+    requests in scrapy-redis's shared queue, held ones in a sorted set per origin;
+    while Redis does not answer, requests it could not store in this process's
+    memory."""
 
     left_level = logging.INFO
 
@@ -228,6 +265,14 @@ class RedisWaiting:
         self._next_scan = 0.0
         self._scan_cursor = 0
         self._warned = False
+        #: requests Redis could not store: popped before anything in Redis
+        self._kept: deque[Request] = deque()
+        self._kept_warned = False
+        #: when Redis stopped answering (``None``: it answers), and the next try
+        self._down_since: float | None = None
+        self._retry_at = 0.0
+        #: requests in Redis at the last count that succeeded
+        self._last_count = 0
 
     def add(self, request: Request, origin_key: str, *, held: bool) -> None:
         if not held:
@@ -245,13 +290,29 @@ class RedisWaiting:
                 "queue writes (a sorted set, a set)"
             )
         self._remember(origin_key)
+        self._answered()
 
     def release(self, origin_key: str) -> None:
         if origin_key in self._known:
             self._released[origin_key] = None
 
     def take(self, ready: Callable[[str], bool]) -> Request | None:
+        if self._kept:
+            return self._kept.popleft()
         now = time.monotonic()
+        if now < self._retry_at:
+            return None  # Redis failed a moment ago
+        try:
+            request = self._take_from_redis(ready, now)
+        except RedisError as exc:
+            self._failed(exc)
+            return None
+        self._answered()
+        return request
+
+    def _take_from_redis(
+        self, ready: Callable[[str], bool], now: float
+    ) -> Request | None:
         if now >= self._next_scan:
             self._next_scan = now + SCAN_INTERVAL
             self._scan(ready)
@@ -304,6 +365,27 @@ class RedisWaiting:
         )
         return int(queued), int(waiting), int(origins)
 
+    def pending(self) -> int:
+        """The requests this queue has, for Scrapy's ``has_pending_requests``: the
+        shared queue's and the waiting ones in Redis, and those kept in memory.
+        While Redis does not answer, the count is unknown: the last one read, and
+        at least one, so the spider stays open for them; none once the outage has
+        lasted ``OUTAGE_PATIENCE`` s."""
+        now = time.monotonic()
+        if now >= self._retry_at:
+            try:
+                queued, waiting, _ = self.counts()
+            except RedisError as exc:
+                self._failed(exc)
+            else:
+                self._answered()
+                self._last_count = queued + waiting
+        in_redis = self._last_count
+        if self._down_since is not None:
+            patient = now - self._down_since < OUTAGE_PATIENCE
+            in_redis = max(in_redis, 1) if patient else 0
+        return in_redis + len(self._kept)
+
     def __len__(self) -> int:
         _, waiting, _ = self.counts()
         return waiting
@@ -314,6 +396,75 @@ class RedisWaiting:
         )
         self._known.clear()
         self._released.clear()
+        self._kept.clear()
+
+    def keep(self, request: Request, exc: RedisError) -> None:
+        """Keep in memory a request Redis could not store: it is popped first, and
+        waits for its robots.txt in the downloader if its origin has no verdict.
+        Counted; the first is logged at WARNING (DEBUG after)."""
+        self._failed(exc)
+        self._kept.append(request)
+        crawler = self._queue.spider.crawler
+        crawler.stats.inc_value(_stats.WAIT_KEPT_IN_MEMORY)
+        logger.log(
+            logging.DEBUG if self._kept_warned else logging.WARNING,
+            "Cannot write %(request)s to Redis (%(error)s); it is kept in this "
+            "process's memory and sent on from there",
+            {"request": safe(request), "error": safe(f"{type(exc).__name__}: {exc}")},
+            extra={"spider": self._queue.spider},
+        )
+        self._kept_warned = True
+
+    def report_kept(self) -> None:
+        """At close: write the requests still kept in memory to the shared queue,
+        if Redis answers now; count and log those that are lost with this process."""
+        while self._kept:
+            try:
+                self._queue._push_shared(self._kept[0])
+            except RedisError:
+                break
+            self._kept.popleft()
+        if not self._kept:
+            return
+        lost = len(self._kept)
+        self._kept.clear()
+        self._queue.spider.crawler.stats.inc_value(_stats.WAIT_LOST_AT_CLOSE, lost)
+        logger.error(
+            "%(n)d request(s) that Redis could not store were still in this "
+            "process's memory when the spider closed; Redis does not answer, so "
+            "they are lost",
+            {"n": lost},
+            extra={"spider": self._queue.spider},
+        )
+
+    def _failed(self, exc: RedisError) -> None:
+        """Redis did not answer (or refused a write): pops and counts do without it
+        for ``SCAN_INTERVAL`` s. The start of an outage is counted and logged at
+        WARNING."""
+        now = time.monotonic()
+        self._retry_at = now + SCAN_INTERVAL
+        if self._down_since is not None:
+            return
+        self._down_since = now
+        self._queue.spider.crawler.stats.inc_value(_stats.WAIT_STORE_UNREACHABLE)
+        logger.warning(
+            "Redis does not answer the queue of waiting requests (%(error)s); their "
+            "requests stay there, and this worker takes none until it answers",
+            {"error": safe(f"{type(exc).__name__}: {exc}")},
+            extra={"spider": self._queue.spider},
+        )
+
+    def _answered(self) -> None:
+        """A call to Redis succeeded: an outage, if any, is over."""
+        if self._down_since is None:
+            return
+        seconds = time.monotonic() - self._down_since
+        self._down_since = None
+        logger.info(
+            "Redis answers the queue of waiting requests again, after %(seconds).1f s",
+            {"seconds": seconds},
+            extra={"spider": self._queue.spider},
+        )
 
     def _scan(self, ready: Callable[[str], bool]) -> None:
         """Look at (part of) the fleet's waiting origins: release those with a
