@@ -20,8 +20,8 @@ Issue 16, points 1-3, measured in one run (a few minutes at most)::
    (the shapes in turn) kept at once.  Target: 1 MiB per file.
 3. Process-wide growth: 10,000 distinct hostile files (4 KB keys, spellings and
    user-agent names of their own) parsed, queried and dropped; what stays
-   allocated, and the parse time of an ordinary file before and after.
-   Target: 10 MiB.
+   allocated, and the parse time of an ordinary file before and after, beside a
+   fixed pure-Python workload timed alongside. Targets: 10 MiB, and at most 1.2x.
 """
 
 from __future__ import annotations
@@ -357,17 +357,38 @@ def _distinct_file(number: int, rng: random.Random) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def growth(files: int) -> str:
-    normal = ordinary()
-    rounds = 200
+def _control_work() -> None:
+    """A fixed pure-Python workload (dicts, bytes), timed beside the ordinary
+    parse+check: a slow phase of a shared machine slows both alike."""
+    found: dict[int, list[bytes]] = {}
+    for number in range(300):
+        found[number] = str(number).encode().split(b"1")
 
-    def parse_ordinary() -> float:
+
+def _relative_cost(normal: bytes) -> tuple[float, float]:
+    """The ordinary parse+check's time (the best of 30 short runs), and that time
+    over the control workload's, each run beside one of the control's. Wall time
+    here swings by half between phases of a few seconds; the quotient by about 10%
+    (0.99x to 1.10x in six runs of this measure around 1,000 hostile files)."""
+    rounds = 40
+
+    def timed(work: Callable[[], object]) -> float:
         start = time.perf_counter()
         for _ in range(rounds):
-            RobotsTxt.parse(normal).allowed(url("/x"), "Googlebot")
+            work()
         return (time.perf_counter() - start) / rounds
 
-    before = min(parse_ordinary() for _ in range(3))
+    def check() -> bool:
+        return RobotsTxt.parse(normal).allowed(url("/x"), "Googlebot")
+
+    runs = [(timed(check), timed(_control_work)) for _ in range(30)]
+    fastest = min(run[0] for run in runs)
+    return fastest, fastest / min(run[1] for run in runs)
+
+
+def growth(files: int) -> str:
+    normal = ordinary()
+    before, before_relative = _relative_cost(normal)
     rng = random.Random(16)
     bodies_first = [_distinct_file(n, rng) for n in range(min(files, 50))]
     gc.collect()
@@ -388,12 +409,14 @@ def growth(files: int) -> str:
     gc.collect()
     grown = tracemalloc.get_traced_memory()[0] - base
     tracemalloc.stop()
-    after = min(parse_ordinary() for _ in range(3))
-    verdict = "PASS" if grown <= TARGET_GROWTH and after <= before * 1.2 else "MISS"
+    after, after_relative = _relative_cost(normal)
+    slower = after_relative / before_relative
+    verdict = "PASS" if grown <= TARGET_GROWTH and slower <= 1.2 else "MISS"
     return (
         f"3. Process-wide growth after {files:,} distinct hostile files parsed and dropped: "
         f"{grown / MIB:,.2f} MiB retained (target {TARGET_GROWTH / MIB:.0f} MiB); "
-        f"ordinary parse+check {before * 1e6:,.1f} us before, {after * 1e6:,.1f} us after: {verdict}"
+        f"ordinary parse+check {before * 1e6:,.1f} us before, {after * 1e6:,.1f} us after,"
+        f" {slower:.2f}x beside a control workload (at most 1.2x): {verdict}"
     )
 
 
