@@ -76,8 +76,17 @@ def compile_rules(
     entries = list(_chain.from_iterable(spans))
     if not entries:
         return Matcher(groups, (), (), (), (), (), (), (), 0)
-    found = list(map(rules.patterns().__getitem__, entries))
+    patterns = rules.patterns()
+    found = list(map(patterns.__getitem__, entries))
     candidates = rules.candidates(entries, found)
+    if len(set(found)) < len(found):
+        # A pattern written again: only its best-ranked copy, as the others match
+        # the same paths and never decide (a hostile file repeats one rule 60,000
+        # times). Ranked from the worst, a dict keeps each pattern's best.
+        ranked = sorted(range(len(found)), key=candidates.__getitem__)
+        entries = sorted({found[at]: entries[at] for at in ranked}.values())
+        found = list(map(patterns.__getitem__, entries))
+        candidates = rules.candidates(entries, found)
     prefixes, heads, nodes, runs = _match_order(rules.rfc9309, found, candidates)
     wild = list(_chain.from_iterable(runs))
     link_at = _links(prefixes)

@@ -106,14 +106,6 @@ class Parsed:
         text = self.sitemap_text
         return () if text is None else tuple(text.split("\n"))
 
-    def all_agents(self) -> list[bytes]:
-        """Every user-agent value in file order (UTF-8)."""
-        return self.groups.agent_text.split(b"\n")[:-1]
-
-    def extras_of(self, group: int) -> Extras:
-        extras = self.extras
-        return (None, None) if extras is None else extras.get(group, (None, None))
-
     def without_notes(self) -> Parsed:
         """A copy sharing every table but the diagnostics (rules: see Rules.once)."""
         return replace(self, note_text=None, rules=self.rules.once())

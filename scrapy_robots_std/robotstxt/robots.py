@@ -323,7 +323,8 @@ class RobotsTxt:
         groups = self._select(token)  # validates the token in both modes
         if self.standard != RFC9309:
             return []
-        return [self._parsed.extras_of(group) for group in groups]
+        extras = self._parsed.extras or {}
+        return [extras.get(group, (None, None)) for group in groups]
 
 
 def parse(body: bytes | bytearray | memoryview, standard: str = RFC9309) -> RobotsTxt:

@@ -88,7 +88,7 @@ def select(parsed: Parsed, standard: str, token: str) -> tuple[Line, ...] | None
     if token in selections:
         return selections[token]
     name = _tokens.check_token(token, standard)
-    agents = parsed.all_agents()
+    agents = parsed.groups.agent_text.split(b"\n")[:-1]  # every value, in file order
     groups = [
         b"\n".join(agents[first:end])
         for first, end in zip(rules.firsts, rules.ends, strict=True)

@@ -72,7 +72,8 @@ def split_value(kind: Field, value: bytes) -> tuple[bytes | None, bytes]:
 class UsageRules:
     """A body's usage lines, in file order, and the usage groups that hold them.
 
-    A kept group's user-agent lines are ``Parsed.all_agents()[firsts[g]:ends[g]]``.
+    A kept group's user-agent lines are the file's user-agent values (in
+    ``Groups.agent_text``, one per line) from ``firsts[g]`` to ``ends[g]``.
     rfc9309 keeps the groups that hold usage lines; 1994 every record with a
     rule, since the first record naming the robot wins even without any.
     """

@@ -146,6 +146,13 @@ def many_pieces(limit: int = LIMIT) -> bytes:
     return _fill("User-agent: *\n", line, limit)
 
 
+def repeated_rule(limit: int = LIMIT) -> bytes:
+    """The shortest rule whose value normalises (an octet outside ASCII), written
+    again and again: a copy of the pattern and of the value as written each."""
+    head, line = b"User-agent: HostileBot\n", b"allow:\xff\n"
+    return head + line * ((limit - len(head)) // len(line))
+
+
 def body_for(index: int, rules: int = 20) -> bytes:
     """A robots.txt body of its own for origin number ``index``."""
     lines = ["User-agent: *"]
@@ -264,6 +271,7 @@ SHAPES = (
         _letters_decreasing,
     ),
     Shape("pieces", "~230 rules of 1,000+ pieces", many_pieces, _a_then_b),
+    Shape("repeated", "~64,000 copies of one rule", repeated_rule, _letters_path),
 )
 SHAPES_BY_KEY = {shape.key: shape for shape in SHAPES}
 
