@@ -83,7 +83,7 @@ class Rules(_Packed):
 
     The patterns (normalised) and the values as written that differ from them,
     one per line (none holds a line break), first.  Then a table per entry
-    field, line and kind; those values' entries.
+    field, line and kind, and the entry numbers of the values as written.
     """
 
     __slots__ = ()

@@ -48,7 +48,7 @@ class Column(Protocol[_T_co]):
     def __getitem__(self, at: int, /) -> _T_co: ...
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)  # a repr would print every rule
 class Matcher:
     """The rules of a token's groups, in match order (see the module's text).
 

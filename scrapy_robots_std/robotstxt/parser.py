@@ -87,7 +87,7 @@ def parse_rate(value: bytes) -> RequestRate | None:
 Extras = tuple[float | None, RequestRate | None]
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)  # a repr would print every table
 class Parsed:
     """Everything read from one body.  Immutable: built by :func:`parse`."""
 
@@ -136,6 +136,7 @@ _CANONICAL_KINDS = {
 # Members as plain names: ``Field.ALLOW`` in a loop would be a class-attribute
 # lookup through the enum's metaclass for every line.
 _ALLOW, _USER_AGENT, _BLANK = Field.ALLOW, Field.USER_AGENT, Field.BLANK
+_UNKNOWN = Field.UNKNOWN
 _SITEMAP, _CRAWL_DELAY = Field.SITEMAP, Field.CRAWL_DELAY
 _USAGE_FIELDS = frozenset((Field.CONTENT_USAGE, Field.CONTENT_SIGNAL))
 
@@ -231,7 +232,7 @@ def _build(standard: str, reading: Reading) -> Parsed:
             found.agents[-1].append(value)
         elif field is _BLANK:
             is_open = False
-        else:  # the reader emits no unknown field
+        elif field is not _UNKNOWN:  # (no reader emits one)
             found.other(len(found.agents) - 1, line, key, value, notes)
     return _assemble(standard, reading, found)
 

@@ -361,7 +361,9 @@ def read_rfc9309(body: bytes) -> Reading:
             if not first:
                 continue  # an empty key (": x") is ignored without a note
             key = classify_rfc9309(head) if first in initials else _JUNK
-        if key[2] is not None:  # (an enum's hash is a Python call: no dict here)
+        # key[2], key[0]: its note and field (by index: an attribute of a named
+        # tuple is a descriptor call; and an enum's hash is a Python call: no dict)
+        if key[2] is not None:
             if key[0] is _UNKNOWN:  # noted, not an event
                 unknown.append(number)
                 unknown_keys.append(head)
