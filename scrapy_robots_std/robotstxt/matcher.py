@@ -79,10 +79,10 @@ def compile_rules(
     patterns = rules.patterns()
     found = list(map(patterns.__getitem__, entries))
     candidates = rules.candidates(entries, found)
-    if len(set(found)) < len(found):
-        # A pattern written again: only its best-ranked copy, as the others match
-        # the same paths and never decide (a hostile file repeats one rule 60,000
-        # times). Ranked from the worst, a dict keeps each pattern's best.
+    if len(found) > HOT_ENTRIES and len(set(found)) < len(found):
+        # Thousands of rules, some written again: only each pattern's best-ranked
+        # copy, as the others match the same paths and never decide (a hostile file
+        # repeats one rule 60,000 times). Ranked from the worst, a dict keeps the best.
         ranked = sorted(range(len(found)), key=candidates.__getitem__)
         entries = sorted({found[at]: entries[at] for at in ranked}.values())
         found = list(map(patterns.__getitem__, entries))
