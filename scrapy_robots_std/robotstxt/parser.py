@@ -266,7 +266,8 @@ def _rules(
     patterns = values
     if not (joined.isascii() and joined.find(b"%") < 0):
         normalize = normalize_rfc9309 if rfc9309 else normalize_1994
-        patterns = list(map(normalize, values))
+        forms = {value: normalize(value) for value in set(values)}  # each value once
+        patterns = list(map(forms.__getitem__, values))
     if rfc9309 and joined.find(b"/index.htm") >= 0:
         order, patterns, starts = _index_directories(patterns, kinds, starts)
         lines, kinds = [lines[at] for at in order], [kinds[at] for at in order]
