@@ -246,6 +246,9 @@ def test_one_pop_moves_a_bounded_number_of_requests(
 ) -> None:
     """Requests in the shared queue whose origins have no verdict here (another
     worker pushed them, or the verdicts expired): one pop holds at most MAX_STEPS."""
+    # One look at the waiting origins (the first pop's): a second one, if a loaded
+    # machine let SCAN_INTERVAL pass, spends the next pop's steps on them.
+    monkeypatch.setattr(waiting_redis, "SCAN_INTERVAL", 3600.0)
     book = FakeBook()
     queue = make_queue(server, book, monkeypatch)
     total = MAX_STEPS + 30
