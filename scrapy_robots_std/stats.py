@@ -145,6 +145,8 @@ WAIT_STORE_UNREACHABLE: Final = stat("wait", "store_unreachable")
 WAIT_KEPT_IN_MEMORY: Final = stat("wait", "kept_in_memory")
 #: requests still kept in memory at close, with Redis not answering: lost
 WAIT_LOST_AT_CLOSE: Final = stat("wait", "lost_at_close")
+#: requests kept in memory that scrapy-redis's flush at close dropped (PERSIST off)
+WAIT_DROPPED_BY_FLUSH: Final = stat("wait", "dropped_by_flush")
 WAIT_REQUESTS: Final = stat("wait", "requests")
 WAIT_SECONDS: Final = stat("wait", "seconds")
 WAIT_MAX_SECONDS: Final = stat("wait", "max_seconds")

@@ -140,14 +140,15 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
 
 
 def serve_slow_origins(
-    hostile: HostileServer, prefix: str, first_delay: float = SLOW
+    hostile: HostileServer, prefix: str, slow: int = ORIGINS
 ) -> list[str]:
-    """``ORIGINS`` origins whose first robots.txt request answers after
-    ``first_delay`` s (later ones at once); their page URLs, reached through the
-    proxy."""
+    """``ORIGINS`` origins whose first robots.txt request answers after ``SLOW`` s
+    (later ones at once), but for the origins from the ``slow``-th on, which answer
+    every request at once; their page URLs, reached through the proxy."""
     urls = []
     for n in range(ORIGINS):
         host = f"{prefix}{n}.test"
+        first_delay = SLOW if n < slow else 0.0
         hostile.add_route(
             "/robots.txt",
             Sequence(Reply(200, {}, RULES, delay=first_delay), Reply(200, {}, RULES)),
@@ -382,7 +383,9 @@ def test_requests_queued_while_redis_is_gone_are_sent_not_lost(
     robots.txt in the downloader; then fetched, or dropped with its reason."""
     from tests.helpers.redis_server import RedisServer
 
-    urls = serve_slow_origins(hostile, "outage", first_delay=0.0)
+    # The first two origins' requests must still wait in Redis when it is killed:
+    # their robots.txt is slow. The later ones' answers at once.
+    urls = serve_slow_origins(hostile, "outage", slow=2)
     in_redis = 2 * len(PAGES)
     with RedisServer() as own_redis:
         worker = Worker(

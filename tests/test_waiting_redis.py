@@ -8,7 +8,9 @@ comes back, the bound on one pop, and the look at other workers' waiting origins
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -76,6 +78,70 @@ def unreachable(client: redis.Redis) -> Iterator[None]:
         pool.connection_kwargs["port"] = port
         pool.disconnect()
         pool.reset()
+
+
+@contextlib.contextmanager
+def answering_nothing(client: redis.Redis) -> Iterator[list[int]]:
+    """Redis stops answering ``client``: its connections go to a listener that
+    closes each one at once (a ``ConnectionError`` for redis-py), and counts them.
+    Yields the count, ``[n]``: how often the client tried to reach Redis."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)
+    listener.settimeout(0.1)
+    accepted = [0]
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            # Counted before it is closed: the client's call cannot end sooner.
+            accepted[0] += 1
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    pool = client.connection_pool
+    port = pool.connection_kwargs["port"]
+    try:
+        pool.connection_kwargs["port"] = listener.getsockname()[1]
+        pool.disconnect()
+        pool.reset()
+        yield accepted
+    finally:
+        pool.connection_kwargs["port"] = port
+        pool.disconnect()
+        pool.reset()
+        stop.set()
+        thread.join()
+        listener.close()
+
+
+@contextlib.contextmanager
+def read_only(client: redis.Redis) -> Iterator[None]:
+    """The server becomes a replica of a master nobody runs, as a failover leaves
+    a worker's Redis: it answers reads, and refuses writes (``READONLY``)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        nobody = probe.getsockname()[1]
+    client.execute_command("REPLICAOF", "127.0.0.1", str(nobody))
+    try:
+        yield
+    finally:
+        client.execute_command("REPLICAOF", "NO", "ONE")
+
+
+class Clock:
+    """``waiting_redis``'s ``time.monotonic``, moved on by the test only."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
 
 
 def key(url: str) -> str:
@@ -180,6 +246,9 @@ def test_one_pop_moves_a_bounded_number_of_requests(
 ) -> None:
     """Requests in the shared queue whose origins have no verdict here (another
     worker pushed them, or the verdicts expired): one pop holds at most MAX_STEPS."""
+    # One look at the waiting origins (the first pop's): a second one, if a loaded
+    # machine let SCAN_INTERVAL pass, spends the next pop's steps on them.
+    monkeypatch.setattr(waiting_redis, "SCAN_INTERVAL", 3600.0)
     book = FakeBook()
     queue = make_queue(server, book, monkeypatch)
     total = MAX_STEPS + 30
@@ -354,3 +423,155 @@ def test_requests_kept_in_memory_at_close_go_to_redis_or_are_counted_lost(
         assert int(server.zcard(KEY)) == 0
         assert stats.get_value("robots_std/wait/lost_at_close") == 2
         assert "2 request(s) that Redis could not store" in caplog.text
+
+
+# -- outages and refused writes (review of the outage handling) ----------------------
+
+
+def test_during_an_outage_redis_is_left_alone_until_the_wait_is_over(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each call to a Redis that does not answer blocks the reactor thread: inside
+    the wait after a failed call, pushes keep their requests in memory and a kept
+    request popped goes on to the downloader, all without a call. Each call that
+    fails doubles the wait, up to RETRY_MAX."""
+    clock = Clock()
+    monkeypatch.setattr(waiting_redis, "time", clock)
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    queue.push(Request("http://new.test/held"))
+    assert len(queue) == 1
+    stats = queue.spider.crawler.stats
+    with answering_nothing(server) as tries:
+        queue.push(Request("http://new.test/a"))  # the outage starts: a call fails
+        first = tries[0]
+        assert first > 0
+        queue.push(Request("http://known.test/b"))
+        queue.push(Request("http://new.test/c"))
+        popped = [queue.pop() for _ in range(4)]
+        assert [r.url if r else None for r in popped] == [
+            "http://new.test/a",  # not held again: it goes on at once
+            "http://known.test/b",
+            "http://new.test/c",
+            None,
+        ]
+        assert len(queue) == 1  # the held request, still counted
+        assert tries[0] == first  # not one more call inside the wait
+        assert stats.get_value("robots_std/wait/kept_in_memory") == 3
+        assert stats.get_value("robots_std/wait/hold_failed") == 2
+
+        health = queue._store._health
+        waits = []
+        for _ in range(7):
+            clock.now = health.retry_at  # the wait is over: one call, which fails
+            before = tries[0]
+            assert queue.pop() is None
+            assert tries[0] > before
+            waits.append(health.retry_at - clock.now)
+        assert waits == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+        last = tries[0]
+        queue.push(Request("http://known.test/d"))  # inside the wait again
+        assert tries[0] == last
+    assert stats.get_value("robots_std/wait/store_unreachable") == 1
+    clock.now = health.retry_at
+    assert len(queue) == 2  # Redis answers: the outage is over
+    assert health.down_since is None
+    assert waiting_in_redis(server) == {key("http://new.test/"): 1}
+
+
+def test_a_refused_write_keeps_the_request_and_is_no_outage(
+    server: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A read-only Redis (a failover) answers reads and refuses writes: the request
+    is kept in memory, but that is no outage. It used to be one, which each read
+    that succeeded ended: the WARNING and INFO pair once a cycle, and
+    store_unreachable counting each."""
+    caplog.set_level(logging.DEBUG, logger="scrapy_robots_std")
+    monkeypatch.setattr(waiting_redis, "SCAN_INTERVAL", 0.0)  # no wait at all
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    queue.push(Request("http://new.test/held"))
+    assert len(queue) == 1
+    with read_only(server):
+        for n in range(3):
+            queue.push(Request(f"http://known.test/{n}"))  # refused: kept
+            assert len(queue) == 2  # the count still reads Redis
+            request = queue.pop()
+            assert request is not None
+            assert request.url == f"http://known.test/{n}"
+        queue.push(Request("http://new.test/x"))  # its hold is refused: kept
+        request = queue.pop()  # held again: refused again, so it goes on
+        assert request is not None
+        assert request.url == "http://new.test/x"
+        assert queue.pop() is None  # a pop's write refused: nothing raises
+        assert len(queue) == 1
+    stats = queue.spider.crawler.stats
+    assert stats.get_value("robots_std/wait/kept_in_memory") == 4
+    assert stats.get_value("robots_std/wait/hold_failed") == 1
+    assert stats.get_value("robots_std/wait/store_unreachable") is None
+    assert "does not answer" not in caplog.text
+    assert "answers the queue of waiting requests again" not in caplog.text
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert sum("Cannot write" in m for m in warnings) == 1
+    assert sum("ReadOnlyError" in m for m in warnings) == len(warnings)
+    # Writable again: requests go to Redis.
+    queue.push(Request("http://known.test/after"))
+    assert int(server.zcard(KEY)) == 1
+    assert waiting_in_redis(server) == {key("http://new.test/"): 1}
+
+
+def test_a_shared_queue_of_another_type_is_a_key_problem_not_an_outage(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    server.set(KEY, "not a sorted set")
+    queue.push(Request("http://known.test/1"))
+    queue.push(Request("http://known.test/2"))
+    popped = [queue.pop(), queue.pop(), queue.pop()]
+    assert [r.url if r else None for r in popped] == [
+        "http://known.test/1",
+        "http://known.test/2",
+        None,  # the shared queue cannot be read: nothing raises
+    ]
+    assert len(queue) == 0
+    stats = queue.spider.crawler.stats
+    assert stats.get_value("robots_std/wait/kept_in_memory") == 2
+    assert stats.get_value("robots_std/wait/store_problem") == 1  # once, not per call
+    assert stats.get_value("robots_std/wait/store_unreachable") is None
+
+
+@pytest.mark.parametrize("gone", [True, False])
+def test_clear_never_raises_and_counts_the_requests_it_drops(
+    server: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    gone: bool,
+) -> None:
+    """scrapy-redis's flush at close (SCHEDULER_PERSIST off) runs before the spider
+    closes: with Redis gone it used to raise into Scrapy, and with Redis back it
+    dropped the requests kept in memory without a word."""
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    queue.push(Request("http://known.test/in-redis"))
+    with unreachable(server):
+        queue.push(Request("http://a.test/1"))
+        queue.push(Request("http://a.test/2"))
+        if gone:
+            queue.clear()
+    if not gone:
+        queue.clear()
+    stats = queue.spider.crawler.stats
+    assert stats.get_value("robots_std/wait/dropped_by_flush") == 2
+    assert "2 request(s) that Redis could not store were dropped" in caplog.text
+    assert all(r.exc_info is None for r in caplog.records)
+    assert ("Cannot empty the queue of waiting requests" in caplog.text) is gone
+    assert server.keys("unit:*") == ([KEY.encode()] if gone else [])
+    queue._holding.report_left()  # dropped by the flush: not lost as well
+    assert stats.get_value("robots_std/wait/lost_at_close") is None

@@ -41,15 +41,26 @@ Like scrapy-redis's own queues, this one talks to Redis synchronously, on the
 reactor thread. Without the middleware (``ROBOTSTXT_OBEY`` off) it is scrapy-redis's
 ``PriorityQueue`` and nothing more.
 
-When Redis does not answer (stopped, unreachable), no call of Scrapy's into this
-queue raises (SPEC 3, "Nothing is lost silently"): a request it cannot write is kept
-in this process's memory and popped first, to wait for its robots.txt in the
-downloader if need be; pops take nothing from Redis until it answers again (tried
-about once a second), and ``len()`` counts its requests as still there (at least
-one) for ``OUTAGE_PATIENCE`` seconds, then as none, so the spider does not close on a
-short outage and does not wait for ever on a long one. Requests still in memory at
-close are written to Redis if it answers by then, and counted and logged as lost
-otherwise.
+When Redis does not answer (stopped, unreachable: a ``ConnectionError`` or
+``TimeoutError``), no call of Scrapy's into this queue raises (SPEC 3, "Nothing is
+lost silently"). Each failed call blocks the reactor thread (for seconds with
+redis-py's retries, for the socket timeout against a host that drops packets), so
+during an outage the queue leaves Redis alone: a request pushed is kept in this
+process's memory and popped first, to wait for its robots.txt in the downloader if
+need be (a kept request popped is not held again); pops take nothing from Redis. It
+is tried again after ``SCAN_INTERVAL`` s, and after twice as long each time it still
+fails, up to ``RETRY_MAX`` s: a dead Redis costs at most one blocking call per wait.
+``len()`` counts its requests as still there (at least one) for ``OUTAGE_PATIENCE``
+seconds, then as none, so the spider does not close on a short outage and does not
+wait for ever on a long one. Requests still in memory at close are written to Redis
+if it answers by then, and counted and logged as lost otherwise; scrapy-redis's
+flush at close (``SCHEDULER_PERSIST`` off) drops them with Redis's, counted.
+
+A write Redis refuses while it answers (``READONLY`` after a failover, ``OOM``, a
+key of another type) is no outage: that request is kept in memory the same way, and
+Redis is still used for everything else. A write whose reply is lost (a timeout
+after Redis stored it) is kept too, so that request may be sent twice: delivery is at
+least once, never at most once.
 """
 
 from __future__ import annotations
@@ -66,7 +77,9 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "RobotsAwareRedisQueue needs scrapy-redis: pip install scrapy-redis"
     ) from exc
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from scrapy_robots_std import stats as _stats
 from scrapy_robots_std.safetext import safe
@@ -79,7 +92,13 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["MAX_STEPS", "RedisWaiting", "RobotsAwareRedisQueue", "WrongKeyType"]
+__all__ = [
+    "MAX_STEPS",
+    "NotWritten",
+    "RedisWaiting",
+    "RobotsAwareRedisQueue",
+    "WrongKeyType",
+]
 
 logger = logging.getLogger("scrapy_robots_std.scrapy.middleware")
 
@@ -88,9 +107,18 @@ class WrongKeyType(HoldRefused):
     """A key this queue writes holds another program's value."""
 
 
-#: Seconds between two looks at the fleet's waiting origins; also how long pops and
-#: counts do without Redis after it failed to answer, before they try it again.
+class NotWritten(Exception):
+    """Redis did not take a request: it does not answer (an outage is on, and it was
+    not even asked), or it refused the write. :class:`RobotsAwareRedisQueue` keeps a
+    request pushed in memory; one popped goes on to the downloader."""
+
+
+#: Seconds between two looks at the fleet's waiting origins; also the first wait,
+#: once Redis failed to answer, before the queue calls it again.
 SCAN_INTERVAL: Final = 1.0
+#: The longest wait between two calls to a Redis that does not answer: each call
+#: that fails doubles the wait, from ``SCAN_INTERVAL`` up to this.
+RETRY_MAX: Final = 30.0
 #: Seconds Redis may go without answering while the spider stays open for the
 #: requests in it; past that they count as none here, so that a worker whose Redis is
 #: gone for good finishes (its requests stay in Redis, for when it is back).
@@ -202,14 +230,17 @@ class RobotsAwareRedisQueue(PriorityQueue):  # type: ignore[misc]
         return self._store.pending()
 
     def push(self, request: Request) -> None:
+        if self._holding.book is None:
+            super().push(request)  # scrapy-redis's queue and nothing more
+            return
         try:
             self._holding.push(request)
-        except RedisError as exc:
-            if self._holding.book is None:
-                raise  # scrapy-redis's queue and nothing more
+        except NotWritten as exc:
             # Raised into Scrapy, it would stop the start requests (and lose the
-            # rest of them) or fail the callback that made this request.
-            self._store.keep(request, exc)
+            # rest of them) or fail the callback that made this request. Only the
+            # store's write is caught, so nothing of it is in Redis (unless the
+            # write's reply was lost: then it may be sent twice, at least once).
+            self._store.keep(request, str(exc))
 
     def pop(self, timeout: int = 0) -> Request | None:
         return self._holding.pop()
@@ -265,32 +296,48 @@ class RedisWaiting:
         self._next_scan = 0.0
         self._scan_cursor = 0
         self._warned = False
-        #: requests Redis could not store: popped before anything in Redis
-        self._kept: deque[Request] = deque()
-        self._kept_warned = False
-        #: when Redis stopped answering (``None``: it answers), and the next try
-        self._down_since: float | None = None
-        self._retry_at = 0.0
+        #: requests Redis did not take: popped before anything in Redis
+        self._kept = _Kept(queue.spider)
+        self._health = _Health(queue.spider)
+        self._shared_key_reported = False
         #: requests in Redis at the last count that succeeded
         self._last_count = 0
 
     def add(self, request: Request, origin_key: str, *, held: bool) -> None:
+        """Write ``request`` to the shared queue, or to its origin's waiting set.
+        :class:`NotWritten` if Redis does not take it; during an outage Redis is
+        not asked at all."""
+        if self._health.down():
+            raise NotWritten(
+                "Redis does not answer; tried again in "
+                f"{self._health.retry_at - time.monotonic():.0f} s"
+            )
+        try:
+            stored = self._write(request, origin_key, held=held)
+        except RedisError as exc:
+            self._write_failed(exc, held=held)
+            raise NotWritten(f"{type(exc).__name__}: {exc}") from exc
+        self._health.answered()
+        if not stored:
+            raise WrongKeyType(
+                f"{self._waiting_prefix}{origin_key} or {self._origins_key} is not "
+                "of the type this queue writes (a sorted set, a set)"
+            )
+        if held:
+            self._remember(origin_key)
+
+    def _write(self, request: Request, origin_key: str, *, held: bool) -> bool:
+        """The one Redis call of :meth:`add`; ``False``: a key of another type."""
         if not held:
             self._queue._push_shared(request)
-            return
+            return True
         data = self._queue._encode_request(request)
-        waiting_key = self._waiting_prefix + origin_key
-        held = self._hold(
-            keys=[waiting_key, self._origins_key],
-            args=[-request.priority, data, origin_key],
-        )
-        if not held:
-            raise WrongKeyType(
-                f"{waiting_key} or {self._origins_key} is not of the type this "
-                "queue writes (a sorted set, a set)"
+        return bool(
+            self._hold(
+                keys=[self._waiting_prefix + origin_key, self._origins_key],
+                args=[-request.priority, data, origin_key],
             )
-        self._remember(origin_key)
-        self._answered()
+        )
 
     def release(self, origin_key: str) -> None:
         if origin_key in self._known:
@@ -298,16 +345,15 @@ class RedisWaiting:
 
     def take(self, ready: Callable[[str], bool]) -> Request | None:
         if self._kept:
-            return self._kept.popleft()
-        now = time.monotonic()
-        if now < self._retry_at:
+            return self._kept.take()
+        if self._health.down():
             return None  # Redis failed a moment ago
         try:
-            request = self._take_from_redis(ready, now)
+            request = self._take_from_redis(ready, time.monotonic())
         except RedisError as exc:
-            self._failed(exc)
+            self._read_failed(exc, "take a request")
             return None
-        self._answered()
+        self._health.answered()
         return request
 
     def _take_from_redis(
@@ -371,99 +417,78 @@ class RedisWaiting:
         While Redis does not answer, the count is unknown: the last one read, and
         at least one, so the spider stays open for them; none once the outage has
         lasted ``OUTAGE_PATIENCE`` s."""
-        now = time.monotonic()
-        if now >= self._retry_at:
+        if not self._health.down():
             try:
                 queued, waiting, _ = self.counts()
             except RedisError as exc:
-                self._failed(exc)
+                self._read_failed(exc, "count the requests")
             else:
-                self._answered()
+                self._health.answered()
                 self._last_count = queued + waiting
-        in_redis = self._last_count
-        if self._down_since is not None:
-            patient = now - self._down_since < OUTAGE_PATIENCE
-            in_redis = max(in_redis, 1) if patient else 0
-        return in_redis + len(self._kept)
+        return self._health.in_redis(self._last_count) + len(self._kept)
 
     def __len__(self) -> int:
         _, waiting, _ = self.counts()
         return waiting
 
     def clear(self) -> None:
-        self._clear(
-            keys=[self._queue.key, self._origins_key], args=[self._waiting_prefix]
-        )
+        """scrapy-redis's flush (``SCHEDULER_PERSIST`` off, at close): the shared
+        queue and every waiting set are deleted, and the requests kept in memory
+        dropped with them, counted and logged. Never raises: with Redis gone the
+        keys stay, and that is logged."""
         self._known.clear()
         self._released.clear()
-        self._kept.clear()
+        self._kept.drop_for_flush()
+        try:
+            self._clear(
+                keys=[self._queue.key, self._origins_key], args=[self._waiting_prefix]
+            )
+        except RedisError as exc:
+            logger.warning(
+                "Cannot empty the queue of waiting requests in Redis at close "
+                "(%(error)s); the requests in it stay there",
+                {"error": safe(f"{type(exc).__name__}: {exc}")},
+                extra={"spider": self._queue.spider},
+            )
 
-    def keep(self, request: Request, exc: RedisError) -> None:
-        """Keep in memory a request Redis could not store: it is popped first, and
-        waits for its robots.txt in the downloader if its origin has no verdict.
-        Counted; the first is logged at WARNING (DEBUG after)."""
-        self._failed(exc)
-        self._kept.append(request)
-        crawler = self._queue.spider.crawler
-        crawler.stats.inc_value(_stats.WAIT_KEPT_IN_MEMORY)
-        logger.log(
-            logging.DEBUG if self._kept_warned else logging.WARNING,
-            "Cannot write %(request)s to Redis (%(error)s); it is kept in this "
-            "process's memory and sent on from there",
-            {"request": safe(request), "error": safe(f"{type(exc).__name__}: {exc}")},
-            extra={"spider": self._queue.spider},
-        )
-        self._kept_warned = True
+    def keep(self, request: Request, error: str) -> None:
+        """Keep in memory a request Redis did not take (``error`` says why)."""
+        self._kept.keep(request, error)
 
     def report_kept(self) -> None:
-        """At close: write the requests still kept in memory to the shared queue,
-        if Redis answers now; count and log those that are lost with this process."""
-        while self._kept:
-            try:
-                self._queue._push_shared(self._kept[0])
-            except RedisError:
-                break
-            self._kept.popleft()
-        if not self._kept:
-            return
-        lost = len(self._kept)
-        self._kept.clear()
-        self._queue.spider.crawler.stats.inc_value(_stats.WAIT_LOST_AT_CLOSE, lost)
-        logger.error(
-            "%(n)d request(s) that Redis could not store were still in this "
-            "process's memory when the spider closed; Redis does not answer, so "
-            "they are lost",
-            {"n": lost},
-            extra={"spider": self._queue.spider},
-        )
+        """At close: the requests still kept in memory go to the shared queue if
+        Redis takes them now; those it does not are counted and logged as lost."""
+        self._kept.report_at_close(self._queue._push_shared)
 
-    def _failed(self, exc: RedisError) -> None:
-        """Redis did not answer (or refused a write): pops and counts do without it
-        for ``SCAN_INTERVAL`` s. The start of an outage is counted and logged at
-        WARNING."""
-        now = time.monotonic()
-        self._retry_at = now + SCAN_INTERVAL
-        if self._down_since is not None:
-            return
-        self._down_since = now
-        self._queue.spider.crawler.stats.inc_value(_stats.WAIT_STORE_UNREACHABLE)
-        logger.warning(
-            "Redis does not answer the queue of waiting requests (%(error)s); their "
-            "requests stay there, and this worker takes none until it answers",
-            {"error": safe(f"{type(exc).__name__}: {exc}")},
-            extra={"spider": self._queue.spider},
-        )
+    def _write_failed(self, exc: RedisError, *, held: bool) -> None:
+        """A write Redis did not take: an outage starts, or a refused write (no
+        outage: Redis answers) whose request is kept; a shared queue of another
+        type is reported as the keys this queue cannot use are."""
+        if _outage(exc):
+            self._health.failed(exc)
+        elif not held and _wrong_type(exc):
+            self._shared_key_problem(exc)
 
-    def _answered(self) -> None:
-        """A call to Redis succeeded: an outage, if any, is over."""
-        if self._down_since is None:
+    def _read_failed(self, exc: RedisError, doing: str) -> None:
+        """A pop or a count Redis did not do. A refused one (a script Redis will
+        not run, a write of a pop on a read-only replica) is no outage; the first
+        is logged at WARNING (DEBUG after), and the pop or count does without."""
+        if _outage(exc):
+            self._health.failed(exc)
+        elif _wrong_type(exc):
+            self._shared_key_problem(exc)
+        else:
+            self._health.refused(exc, doing)
+
+    def _shared_key_problem(self, exc: RedisError) -> None:
+        """scrapy-redis's queue key holds another type: reported once (every push
+        and pop would find it again)."""
+        if self._shared_key_reported:
             return
-        seconds = time.monotonic() - self._down_since
-        self._down_since = None
-        logger.info(
-            "Redis answers the queue of waiting requests again, after %(seconds).1f s",
-            {"seconds": seconds},
-            extra={"spider": self._queue.spider},
+        self._shared_key_reported = True
+        self._problem(
+            f"{self._queue.key} is not a sorted set ({exc}); requests that go "
+            "there are kept in this process's memory"
         )
 
     def _scan(self, ready: Callable[[str], bool]) -> None:
@@ -504,3 +529,162 @@ class RedisWaiting:
         if origin_key not in self._known and len(self._known) >= _KNOWN_MAX:
             self._known.clear()
         self._known.add(origin_key)
+
+
+class _Health:
+    """Whether the queue's Redis answers: an outage is from the first call that
+    does not get an answer (``ConnectionError``, ``TimeoutError``) to the next that
+    does, and is counted and logged once, its end once. During one, Redis is called
+    again only once the wait is over; each call that fails doubles the wait."""
+
+    def __init__(self, spider: Spider) -> None:
+        self._spider = spider
+        #: when Redis stopped answering (``None``: it answers)
+        self.down_since: float | None = None
+        #: no call to Redis before then; and the wait that led there
+        self.retry_at = 0.0
+        self._wait = 0.0
+        self._refused_warned = False
+
+    def down(self) -> bool:
+        """Whether Redis failed to answer a moment ago: it is left alone until the
+        wait is over."""
+        return time.monotonic() < self.retry_at
+
+    def in_redis(self, last_count: int) -> int:
+        """The requests in Redis, for ``len()``: the last count read; during an
+        outage at least one, or none once it has lasted ``OUTAGE_PATIENCE`` s."""
+        if self.down_since is None:
+            return last_count
+        patient = time.monotonic() - self.down_since < OUTAGE_PATIENCE
+        return max(last_count, 1) if patient else 0
+
+    def failed(self, exc: RedisError) -> None:
+        """Redis did not answer: nothing calls it for ``SCAN_INTERVAL`` s, then
+        for twice as long after each call that fails, up to ``RETRY_MAX`` s."""
+        now = time.monotonic()
+        if self.down_since is None:
+            self._wait = SCAN_INTERVAL
+        else:
+            self._wait = min(self._wait * 2, RETRY_MAX)
+        self.retry_at = now + self._wait
+        if self.down_since is not None:
+            return
+        self.down_since = now
+        self._spider.crawler.stats.inc_value(_stats.WAIT_STORE_UNREACHABLE)
+        logger.warning(
+            "Redis does not answer the queue of waiting requests (%(error)s); their "
+            "requests stay there, and this worker takes none until it answers",
+            {"error": safe(f"{type(exc).__name__}: {exc}")},
+            extra={"spider": self._spider},
+        )
+
+    def answered(self) -> None:
+        """A call to Redis succeeded: an outage, if any, is over."""
+        if self.down_since is None:
+            return
+        seconds = time.monotonic() - self.down_since
+        self.down_since = None
+        self.retry_at = 0.0
+        logger.info(
+            "Redis answers the queue of waiting requests again, after %(seconds).1f s",
+            {"seconds": seconds},
+            extra={"spider": self._spider},
+        )
+
+    def refused(self, exc: RedisError, doing: str) -> None:
+        """Redis answered with an error (a write of a pop on a read-only replica,
+        a script it will not run): no outage. The first is logged at WARNING
+        (DEBUG after); the pop or count does without."""
+        logger.log(
+            logging.DEBUG if self._refused_warned else logging.WARNING,
+            "Redis answers but refuses to %(doing)s for the queue of waiting "
+            "requests (%(error)s); its requests stay there",
+            {"doing": doing, "error": safe(f"{type(exc).__name__}: {exc}")},
+            extra={"spider": self._spider},
+        )
+        self._refused_warned = True
+
+
+class _Kept:
+    """Requests Redis did not take, in this process's memory: popped before
+    anything in Redis, and sent on from there. Not durable (SPEC 3: nothing is lost
+    silently): counted when kept, and when lost or dropped at close."""
+
+    def __init__(self, spider: Spider) -> None:
+        self._spider = spider
+        self._requests: deque[Request] = deque()
+        self._warned = False
+
+    def __len__(self) -> int:
+        return len(self._requests)
+
+    def take(self) -> Request:
+        return self._requests.popleft()
+
+    def keep(self, request: Request, error: str) -> None:
+        """Keep a request Redis did not take (``error`` says why): it waits for its
+        robots.txt in the downloader if its origin has no verdict. Counted; the
+        first is logged at WARNING (DEBUG after)."""
+        self._requests.append(request)
+        self._spider.crawler.stats.inc_value(_stats.WAIT_KEPT_IN_MEMORY)
+        logger.log(
+            logging.DEBUG if self._warned else logging.WARNING,
+            "Cannot write %(request)s to Redis (%(error)s); it is kept in this "
+            "process's memory and sent on from there",
+            {"request": safe(request), "error": safe(error)},
+            extra={"spider": self._spider},
+        )
+        self._warned = True
+
+    def report_at_close(self, push: Callable[[Request], None]) -> None:
+        """Write the requests still here to the shared queue (``push``) if Redis
+        takes them now; count and log those that are lost with this process. One
+        try: at close there is no later."""
+        error = ""
+        while self._requests:
+            try:
+                push(self._requests[0])
+            except RedisError as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                break
+            self._requests.popleft()
+        if not self._requests:
+            return
+        lost = len(self._requests)
+        self._requests.clear()
+        self._spider.crawler.stats.inc_value(_stats.WAIT_LOST_AT_CLOSE, lost)
+        logger.error(
+            "%(n)d request(s) that Redis could not store were still in this "
+            "process's memory when the spider closed; Redis does not take them "
+            "(%(error)s), so they are lost",
+            {"n": lost, "error": safe(error)},
+            extra={"spider": self._spider},
+        )
+
+    def drop_for_flush(self) -> None:
+        """scrapy-redis's flush at close deletes the queue's requests in Redis, as
+        its settings ask; those here go with them. They were never sent, so they
+        are counted and logged (``robots_std/wait/dropped_by_flush``)."""
+        dropped = len(self._requests)
+        self._requests.clear()
+        if not dropped:
+            return
+        self._spider.crawler.stats.inc_value(_stats.WAIT_DROPPED_BY_FLUSH, dropped)
+        logger.warning(
+            "%(n)d request(s) that Redis could not store were dropped from this "
+            "process's memory with the rest of the queue (scrapy-redis flushes it "
+            "at close: SCHEDULER_PERSIST is off)",
+            {"n": dropped},
+            extra={"spider": self._spider},
+        )
+
+
+def _outage(exc: RedisError) -> bool:
+    """Whether ``exc`` says Redis does not answer (rather than refusing a
+    command): only those errors start an outage."""
+    return isinstance(exc, (RedisConnectionError, RedisTimeoutError))
+
+
+def _wrong_type(exc: RedisError) -> bool:
+    return isinstance(exc, ResponseError) and "WRONGTYPE" in str(exc)
