@@ -144,6 +144,19 @@ class Clock:
         return self.now
 
 
+def queue_holding_one(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> tuple[RobotsAwareRedisQueue, FakeBook]:
+    """A queue whose book knows known.test's verdict, with one request of
+    new.test held in Redis."""
+    book = FakeBook()
+    queue = make_queue(server, book, monkeypatch)
+    book.decide("http://known.test/")
+    queue.push(Request("http://new.test/held"))
+    assert len(queue) == 1
+    return queue, book
+
+
 def key(url: str) -> str:
     origin = origin_of(url)
     assert origin is not None
@@ -368,11 +381,7 @@ def test_with_redis_gone_nothing_raises_and_nothing_is_lost(
     server: redis.Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(waiting_redis, "SCAN_INTERVAL", 0.0)  # retry Redis at once
-    book = FakeBook()
-    queue = make_queue(server, book, monkeypatch)
-    book.decide("http://known.test/")
-    queue.push(Request("http://new.test/held"))
-    assert len(queue) == 1
+    queue, book = queue_holding_one(server, monkeypatch)
     stats = queue.spider.crawler.stats
     with unreachable(server):
         queue.push(Request("http://new.test/a"))  # kept in memory, not raised
@@ -437,11 +446,7 @@ def test_during_an_outage_redis_is_left_alone_until_the_wait_is_over(
     fails doubles the wait, up to RETRY_MAX."""
     clock = Clock()
     monkeypatch.setattr(waiting_redis, "time", clock)
-    book = FakeBook()
-    queue = make_queue(server, book, monkeypatch)
-    book.decide("http://known.test/")
-    queue.push(Request("http://new.test/held"))
-    assert len(queue) == 1
+    queue, _ = queue_holding_one(server, monkeypatch)
     stats = queue.spider.crawler.stats
     with answering_nothing(server) as tries:
         queue.push(Request("http://new.test/a"))  # the outage starts: a call fails
@@ -491,11 +496,7 @@ def test_a_refused_write_keeps_the_request_and_is_no_outage(
     store_unreachable counting each."""
     caplog.set_level(logging.DEBUG, logger="scrapy_robots_std")
     monkeypatch.setattr(waiting_redis, "SCAN_INTERVAL", 0.0)  # no wait at all
-    book = FakeBook()
-    queue = make_queue(server, book, monkeypatch)
-    book.decide("http://known.test/")
-    queue.push(Request("http://new.test/held"))
-    assert len(queue) == 1
+    queue, _ = queue_holding_one(server, monkeypatch)
     with read_only(server):
         for n in range(3):
             queue.push(Request(f"http://known.test/{n}"))  # refused: kept
