@@ -474,7 +474,8 @@ def test_during_an_outage_redis_is_left_alone_until_the_wait_is_over(
             assert queue.pop() is None
             assert tries[0] > before
             waits.append(health.retry_at - clock.now)
-        assert waits == [2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+        # Cut once at the end of the patience (60 s after the outage began).
+        assert waits == [2.0, 4.0, 8.0, 16.0, 29.0, 30.0, 30.0]
         last = tries[0]
         queue.push(Request("http://known.test/d"))  # inside the wait again
         assert tries[0] == last
@@ -483,6 +484,25 @@ def test_during_an_outage_redis_is_left_alone_until_the_wait_is_over(
     assert len(queue) == 2  # Redis answers: the outage is over
     assert health.down_since is None
     assert waiting_in_redis(server) == {key("http://new.test/"): 1}
+
+
+def test_an_outage_shorter_than_the_patience_never_lets_an_idle_spider_close(
+    server: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The doubling wait is cut at the end of OUTAGE_PATIENCE: a Redis back after
+    50 s is seen by a try at 60 s at the latest, so len() never says 0 while its
+    requests are there (with waits of 16 then 30 s the next try came at 75 s)."""
+    clock = Clock()
+    monkeypatch.setattr(waiting_redis, "time", clock)
+    queue, _ = queue_holding_one(server, monkeypatch)
+    with unreachable(server):
+        for seconds in range(0, 50, 5):  # the engine's idle checks, every 5 s
+            clock.now = 1000.0 + seconds
+            assert len(queue) == 1, seconds
+    for seconds in range(50, 70, 5):  # Redis is back
+        clock.now = 1000.0 + seconds
+        assert len(queue) == 1, seconds
+    assert queue._store._health.down_since is None
 
 
 def test_a_refused_write_keeps_the_request_and_is_no_outage(

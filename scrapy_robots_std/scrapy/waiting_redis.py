@@ -59,8 +59,10 @@ flush at close (``SCHEDULER_PERSIST`` off) drops them with Redis's, counted.
 A write Redis refuses while it answers (``READONLY`` after a failover, ``OOM``, a
 key of another type) is no outage: that request is kept in memory the same way, and
 Redis is still used for everything else. A write whose reply is lost (a timeout
-after Redis stored it) is kept too, so that request may be sent twice: delivery is at
-least once, never at most once.
+after Redis stored it) is kept too, so that request may be sent twice. A pop whose
+reply is lost has taken its request out of Redis already, as scrapy-redis's own pops
+do: that request is lost with the reply. Short socket timeouts in ``REDIS_PARAMS``
+(docs/scrapy-redis.md) make each call to a Redis that drops packets block less.
 """
 
 from __future__ import annotations
@@ -466,7 +468,9 @@ class RedisWaiting:
         type is reported as the keys this queue cannot use are."""
         if _outage(exc):
             self._health.failed(exc)
-        elif not held and _wrong_type(exc):
+            return
+        self._health.answered()  # a refusal is an answer: an outage, if any, is over
+        if not held and _wrong_type(exc):
             self._shared_key_problem(exc)
 
     def _read_failed(self, exc: RedisError, doing: str) -> None:
@@ -475,7 +479,9 @@ class RedisWaiting:
         is logged at WARNING (DEBUG after), and the pop or count does without."""
         if _outage(exc):
             self._health.failed(exc)
-        elif _wrong_type(exc):
+            return
+        self._health.answered()  # a refusal is an answer: an outage, if any, is over
+        if _wrong_type(exc):
             self._shared_key_problem(exc)
         else:
             self._health.refused(exc, doing)
@@ -569,6 +575,11 @@ class _Health:
             self._wait = min(self._wait * 2, RETRY_MAX)
         self.retry_at = now + self._wait
         if self.down_since is not None:
+            # A try at the end of the patience at the latest: an outage shorter
+            # than it must not let an idle spider close (len() counts on the try).
+            deadline = self.down_since + OUTAGE_PATIENCE
+            if now < deadline:
+                self.retry_at = min(self.retry_at, deadline)
             return
         self.down_since = now
         self._spider.crawler.stats.inc_value(_stats.WAIT_STORE_UNREACHABLE)
