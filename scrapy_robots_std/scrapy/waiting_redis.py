@@ -318,7 +318,7 @@ class RedisWaiting:
             stored = self._write(request, origin_key, held=held)
         except RedisError as exc:
             self._write_failed(exc, held=held)
-            raise NotWritten(f"{type(exc).__name__}: {exc}") from exc
+            raise NotWritten(_described(exc)) from exc
         self._health.answered()
         if not stored:
             raise WrongKeyType(
@@ -392,7 +392,7 @@ class RedisWaiting:
             except Exception as exc:  # noqa: BLE001 -- an unreadable entry is a miss
                 self._problem(
                     f"an entry of {self._waiting_prefix}{origin_key} cannot be read "
-                    f"({type(exc).__name__}: {exc}); it is left out"
+                    f"({_described(exc)}); it is left out"
                 )
                 continue
             return request
@@ -449,7 +449,7 @@ class RedisWaiting:
             logger.warning(
                 "Cannot empty the queue of waiting requests in Redis at close "
                 "(%(error)s); the requests in it stay there",
-                {"error": safe(f"{type(exc).__name__}: {exc}")},
+                {"error": safe(_described(exc))},
                 extra={"spider": self._queue.spider},
             )
 
@@ -569,24 +569,23 @@ class _Health:
         """Redis did not answer: nothing calls it for ``SCAN_INTERVAL`` s, then
         for twice as long after each call that fails, up to ``RETRY_MAX`` s."""
         now = time.monotonic()
-        if self.down_since is None:
-            self._wait = SCAN_INTERVAL
-        else:
-            self._wait = min(self._wait * 2, RETRY_MAX)
-        self.retry_at = now + self._wait
         if self.down_since is not None:
+            self._wait = min(self._wait * 2, RETRY_MAX)
+            self.retry_at = now + self._wait
             # A try at the end of the patience at the latest: an outage shorter
             # than it must not let an idle spider close (len() counts on the try).
             deadline = self.down_since + OUTAGE_PATIENCE
             if now < deadline:
                 self.retry_at = min(self.retry_at, deadline)
             return
+        self._wait = SCAN_INTERVAL
+        self.retry_at = now + self._wait
         self.down_since = now
         self._spider.crawler.stats.inc_value(_stats.WAIT_STORE_UNREACHABLE)
         logger.warning(
             "Redis does not answer the queue of waiting requests (%(error)s); their "
             "requests stay there, and this worker takes none until it answers",
-            {"error": safe(f"{type(exc).__name__}: {exc}")},
+            {"error": safe(_described(exc))},
             extra={"spider": self._spider},
         )
 
@@ -611,7 +610,7 @@ class _Health:
             logging.DEBUG if self._refused_warned else logging.WARNING,
             "Redis answers but refuses to %(doing)s for the queue of waiting "
             "requests (%(error)s); its requests stay there",
-            {"doing": doing, "error": safe(f"{type(exc).__name__}: {exc}")},
+            {"doing": doing, "error": safe(_described(exc))},
             extra={"spider": self._spider},
         )
         self._refused_warned = True
@@ -657,7 +656,7 @@ class _Kept:
             try:
                 push(self._requests[0])
             except RedisError as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error = _described(exc)
                 break
             self._requests.popleft()
         if not self._requests:
@@ -689,6 +688,11 @@ class _Kept:
             {"n": dropped},
             extra={"spider": self._spider},
         )
+
+
+def _described(exc: Exception) -> str:
+    """An error for a log line or a message: its type and its text."""
+    return f"{type(exc).__name__}: {exc}"
 
 
 def _outage(exc: RedisError) -> bool:
